@@ -1,0 +1,340 @@
+//! One configured backend: its spec, its connection(s), request ids, timeouts and health.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::{
+    connection::Connection,
+    error::BackendError,
+    handshake::ServerInfo,
+    health::{Health, HealthTracker},
+    http::HttpConnection,
+    per_session::{DISCOVERY_KEY, PerSessionPool},
+    sse::SseConnection,
+    stdio::StdioConnection,
+};
+
+/// How to run a stdio backend.
+#[derive(Debug, Clone)]
+pub struct StdioSpec {
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+}
+
+/// How to reach a backend.
+#[derive(Clone)]
+pub enum TransportSpec {
+    /// MCP Streamable HTTP at `url`.
+    StreamableHttp {
+        /// The MCP endpoint.
+        url: String,
+        /// Static headers sent with every request (secrets: never logged).
+        headers: Vec<(String, String)>,
+    },
+    /// The deprecated HTTP+SSE transport; `url` is the SSE endpoint.
+    Sse {
+        /// The SSE endpoint.
+        url: String,
+        /// Static headers sent with every request (secrets: never logged).
+        headers: Vec<(String, String)>,
+    },
+    /// A child process speaking stdio.
+    Stdio(StdioSpec),
+}
+
+impl TransportSpec {
+    /// The transport's config name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TransportSpec::StreamableHttp { .. } => "streamable-http",
+            TransportSpec::Sse { .. } => "sse",
+            TransportSpec::Stdio(_) => "stdio",
+        }
+    }
+}
+
+/// Whether client sessions share one connection to the backend or get their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// One connection (one process, for stdio) for every client session.
+    Shared,
+    /// One connection per client session, capped and reaped.
+    PerSession,
+}
+
+/// Everything needed to talk to one backend.
+#[derive(Clone)]
+pub struct BackendSpec {
+    /// The backend's name (unique in the group).
+    pub id: String,
+    /// How to reach it.
+    pub transport: TransportSpec,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Shared or per-session connections.
+    pub isolation: Isolation,
+    /// Cap on per-session connections.
+    pub max_per_session: usize,
+    /// Idle time after which a per-session connection is reaped.
+    pub per_session_idle: Duration,
+    /// Consecutive failures that mark the backend unhealthy.
+    pub unhealthy_threshold: u32,
+}
+
+/// A backend's state for `/status`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackendStatus {
+    /// The backend's name.
+    pub name: String,
+    /// Its transport.
+    pub transport: &'static str,
+    /// Its health.
+    pub health: Health,
+    /// The MCP revision negotiated with it, once known.
+    pub mcp_revision: Option<String>,
+    /// Live connections (processes, for stdio).
+    pub connections: usize,
+}
+
+/// A configured backend.
+pub struct Backend {
+    spec: BackendSpec,
+    client: reqwest::Client,
+    headers: HeaderMap,
+    shared: Option<Arc<dyn Connection>>,
+    pool: Option<PerSessionPool>,
+    next_id: AtomicI64,
+    health: HealthTracker,
+}
+
+impl Backend {
+    /// Creates the backend; a shared stdio backend starts its process now.
+    ///
+    /// # Errors
+    /// When a static header is not a valid HTTP header.
+    pub fn new(spec: BackendSpec, client: reqwest::Client) -> Result<Arc<Self>, BackendError> {
+        let headers = match &spec.transport {
+            TransportSpec::StreamableHttp { headers, .. } | TransportSpec::Sse { headers, .. } => {
+                header_map(headers)?
+            }
+            TransportSpec::Stdio(_) => HeaderMap::new(),
+        };
+        let mut backend = Backend {
+            health: HealthTracker::new(spec.unhealthy_threshold),
+            pool: None,
+            shared: None,
+            next_id: AtomicI64::new(1),
+            headers,
+            client,
+            spec,
+        };
+        match backend.spec.isolation {
+            Isolation::Shared => backend.shared = Some(backend.connect()),
+            Isolation::PerSession => {
+                backend.pool = Some(PerSessionPool::new(
+                    backend.spec.max_per_session,
+                    backend.spec.per_session_idle,
+                ));
+            }
+        }
+        Ok(Arc::new(backend))
+    }
+
+    /// The backend's name.
+    pub fn id(&self) -> &str {
+        &self.spec.id
+    }
+
+    /// The backend's spec.
+    pub fn spec(&self) -> &BackendSpec {
+        &self.spec
+    }
+
+    fn connect(&self) -> Arc<dyn Connection> {
+        match &self.spec.transport {
+            TransportSpec::StreamableHttp { url, .. } => Arc::new(HttpConnection::new(
+                &self.spec.id,
+                self.client.clone(),
+                url.clone(),
+                self.headers.clone(),
+            )),
+            TransportSpec::Sse { url, .. } => Arc::new(SseConnection::new(
+                &self.spec.id,
+                self.client.clone(),
+                url.clone(),
+                self.headers.clone(),
+            )),
+            TransportSpec::Stdio(stdio) => Arc::new(StdioConnection::start(
+                &self.spec.id,
+                stdio.clone(),
+                self.spec.timeout,
+            )),
+        }
+    }
+
+    fn connection(&self, session: Option<&str>) -> Result<Arc<dyn Connection>, BackendError> {
+        if let Some(shared) = &self.shared {
+            return Ok(shared.clone());
+        }
+        let pool = self
+            .pool
+            .as_ref()
+            .ok_or_else(|| BackendError::Unavailable("no connection".into()))?;
+        pool.get(session.unwrap_or(DISCOVERY_KEY), || Ok(self.connect()))
+    }
+
+    /// Sends a request on behalf of client session `session` (None: the gateway's own, e.g.
+    /// discovery) and waits for the result, at most the backend's timeout.
+    ///
+    /// # Errors
+    /// The backend's own JSON-RPC error, or why no answer came.
+    pub async fn request(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<Value, BackendError> {
+        let conn = self.connection(session)?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let outcome =
+            match tokio::time::timeout(self.spec.timeout, conn.request(id, method, params)).await {
+                Ok(r) => r,
+                Err(_) => {
+                    // Tell the backend to stop working on it; the answer, if any, is dropped.
+                    let cancel = json!({"requestId": id, "reason": "vmcp: request timed out"});
+                    tokio::spawn(async move {
+                        let _ = conn.notify("notifications/cancelled", Some(&cancel)).await;
+                    });
+                    Err(BackendError::Timeout(self.spec.timeout))
+                }
+            };
+        match &outcome {
+            Err(e) if e.is_operational() => self.health.failure(),
+            _ => self.health.success(),
+        }
+        outcome
+    }
+
+    /// Sends a notification on behalf of `session`.
+    ///
+    /// # Errors
+    /// When it cannot be delivered.
+    pub async fn notify(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<(), BackendError> {
+        let conn = self.connection(session)?;
+        match tokio::time::timeout(self.spec.timeout, conn.notify(method, params)).await {
+            Ok(r) => r,
+            Err(_) => Err(BackendError::Timeout(self.spec.timeout)),
+        }
+    }
+
+    /// Connects (initialising if needed) and returns what the backend said about itself.
+    ///
+    /// # Errors
+    /// Why the backend could not be reached within its timeout.
+    pub async fn ready(&self, session: Option<&str>) -> Result<Arc<ServerInfo>, BackendError> {
+        let conn = self.connection(session)?;
+        let outcome = match tokio::time::timeout(self.spec.timeout, conn.ready()).await {
+            Ok(r) => r,
+            Err(_) => Err(BackendError::Timeout(self.spec.timeout)),
+        };
+        match &outcome {
+            Ok(_) => self.health.success(),
+            Err(_) => self.health.failure(),
+        }
+        outcome
+    }
+
+    /// What the backend said about itself at initialize, once known.
+    pub fn server_info(&self) -> Option<Arc<ServerInfo>> {
+        match (&self.shared, &self.pool) {
+            (Some(c), _) => c.server_info(),
+            (None, Some(pool)) => pool.any().and_then(|c| c.server_info()),
+            _ => None,
+        }
+    }
+
+    /// Ends client session `session`'s dedicated connection, if it has one.
+    pub async fn release_session(&self, session: &str) {
+        if let Some(conn) = self.pool.as_ref().and_then(|p| p.remove(session)) {
+            conn.shutdown().await;
+        }
+    }
+
+    /// Reaps per-session connections idle past their timeout; returns how many.
+    pub async fn reap_idle(&self) -> usize {
+        let idle = self
+            .pool
+            .as_ref()
+            .map(|p| p.take_idle())
+            .unwrap_or_default();
+        let n = idle.len();
+        for conn in idle {
+            conn.shutdown().await;
+        }
+        n
+    }
+
+    /// Closes every connection and stops every process.
+    pub async fn shutdown(&self) {
+        if let Some(c) = &self.shared {
+            c.shutdown().await;
+        }
+        if let Some(pool) = &self.pool {
+            for c in pool.drain() {
+                c.shutdown().await;
+            }
+        }
+    }
+
+    /// The backend's current health.
+    pub fn health(&self) -> Health {
+        self.health.get()
+    }
+
+    /// The backend's state for `/status`.
+    pub fn status(&self) -> BackendStatus {
+        let connections = match (&self.shared, &self.pool) {
+            (Some(c), _) => usize::from(c.server_info().is_some()),
+            (None, Some(p)) => p.len(),
+            _ => 0,
+        };
+        BackendStatus {
+            name: self.spec.id.clone(),
+            transport: self.spec.transport.name(),
+            health: self.health.get(),
+            mcp_revision: self.server_info().map(|i| i.protocol_version.clone()),
+            connections,
+        }
+    }
+}
+
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, BackendError> {
+    let mut map = HeaderMap::new();
+    for (k, v) in headers {
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| BackendError::Unavailable(format!("invalid header name {k:?}")))?;
+        let mut value = HeaderValue::from_str(v)
+            .map_err(|_| BackendError::Unavailable(format!("invalid value for header {k:?}")))?;
+        value.set_sensitive(true);
+        map.insert(name, value);
+    }
+    Ok(map)
+}

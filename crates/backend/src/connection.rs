@@ -1,0 +1,36 @@
+//! The transport-independent face of one live MCP connection to a backend.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use crate::{error::BackendError, handshake::ServerInfo};
+
+/// One connection (or supervised process) speaking MCP to a backend, already initialised or able to
+/// initialise itself on first use. Ids are chosen by the caller so that it can cancel by id.
+pub trait Connection: Send + Sync {
+    /// Sends request `method` with id `id` and waits for its result.
+    fn request<'a>(
+        &'a self,
+        id: i64,
+        method: &'a str,
+        params: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<Value, BackendError>>;
+
+    /// Sends a notification.
+    fn notify<'a>(
+        &'a self,
+        method: &'a str,
+        params: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<(), BackendError>>;
+
+    /// Opens the connection (performing initialize) if needed, and returns what the backend said.
+    fn ready(&self) -> BoxFuture<'_, Result<Arc<ServerInfo>, BackendError>>;
+
+    /// What the backend said at initialize, once the handshake has happened.
+    fn server_info(&self) -> Option<Arc<ServerInfo>>;
+
+    /// Ends the connection: closes the session or stops and reaps the process.
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
+}

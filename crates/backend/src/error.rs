@@ -1,0 +1,33 @@
+//! What can go wrong talking to a backend, split into the backend's own answers (domain errors,
+//! passed to the client as they are) and failures to get an answer (operational errors).
+
+use std::time::Duration;
+
+use vmcp_proto::ErrorObject;
+
+/// A failed backend request.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BackendError {
+    /// The backend answered with a JSON-RPC error: its own verdict, relayed unchanged.
+    #[error("{}", .0.message)]
+    Rpc(ErrorObject),
+    /// No answer within the backend's request timeout.
+    #[error("timed out after {0:?}")]
+    Timeout(Duration),
+    /// The backend could not be reached or refused the connection or session.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    /// The backend answered with something that is not valid MCP.
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+    /// The backend's process exited while the request was in flight.
+    #[error("process exited: {0}")]
+    Exited(String),
+}
+
+impl BackendError {
+    /// Whether this is a failure to get an answer (counts against health) rather than an answer.
+    pub fn is_operational(&self) -> bool {
+        !matches!(self, BackendError::Rpc(_))
+    }
+}

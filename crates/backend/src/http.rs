@@ -1,0 +1,369 @@
+//! A backend behind MCP Streamable HTTP (2025-11-25 and earlier): one session, opened lazily,
+//! re-opened when the backend forgets it (HTTP 404), closed with DELETE on shutdown.
+
+use std::sync::{Arc, RwLock};
+
+use futures_util::future::BoxFuture;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::{Response, StatusCode};
+use serde_json::Value;
+use tokio::sync::Mutex as AsyncMutex;
+use vmcp_proto::{Message, jsonrpc, revision, sse};
+
+use crate::{
+    connection::Connection,
+    error::BackendError,
+    handshake::{self, ServerInfo},
+    inbound,
+};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+/// Largest JSON body we read from a backend.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+struct HttpSession {
+    id: Option<HeaderValue>,
+    version: HeaderValue,
+    info: Arc<ServerInfo>,
+}
+
+/// A Streamable HTTP backend connection.
+pub(crate) struct HttpConnection {
+    backend: String,
+    client: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    session: RwLock<Option<Arc<HttpSession>>>,
+    init_lock: AsyncMutex<()>,
+}
+
+/// How one POST ended.
+enum Outcome {
+    Answer(Result<Value, BackendError>),
+    Accepted,
+    SessionGone,
+}
+
+impl HttpConnection {
+    pub(crate) fn new(
+        backend: &str,
+        client: reqwest::Client,
+        url: String,
+        headers: HeaderMap,
+    ) -> Self {
+        Self {
+            backend: backend.to_string(),
+            client,
+            url,
+            headers,
+            session: RwLock::new(None),
+            init_lock: AsyncMutex::new(()),
+        }
+    }
+
+    fn current(&self) -> Option<Arc<HttpSession>> {
+        self.session
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    async fn session(&self) -> Result<Arc<HttpSession>, BackendError> {
+        if let Some(s) = self.current() {
+            return Ok(s);
+        }
+        let _guard = self.init_lock.lock().await;
+        if let Some(s) = self.current() {
+            return Ok(s);
+        }
+        let s = Arc::new(self.initialize().await?);
+        *self.session.write().unwrap_or_else(|p| p.into_inner()) = Some(s.clone());
+        Ok(s)
+    }
+
+    /// Forgets `stale` (only if it is still the current session, so concurrent callers re-open once).
+    fn forget(&self, stale: &Arc<HttpSession>) {
+        let mut cur = self.session.write().unwrap_or_else(|p| p.into_inner());
+        if cur.as_ref().is_some_and(|c| Arc::ptr_eq(c, stale)) {
+            *cur = None;
+        }
+    }
+
+    async fn initialize(&self) -> Result<HttpSession, BackendError> {
+        let params = handshake::initialize_params(revision::LATEST_LEGACY);
+        let body = jsonrpc::request_bytes(&Value::from(0), "initialize", Some(&params));
+        let resp = self.post(None, None, body).await?;
+        let id = resp.headers().get(SESSION_HEADER).cloned();
+        let info = match self.read_outcome(resp, Some(0), None).await? {
+            Outcome::Answer(r) => handshake::parse_initialize_result(r?)?,
+            Outcome::Accepted | Outcome::SessionGone => {
+                return Err(BackendError::Protocol("initialize was not answered".into()));
+            }
+        };
+        let version = HeaderValue::from_str(&info.protocol_version)
+            .map_err(|_| BackendError::Protocol("unusable protocolVersion".into()))?;
+        let session = HttpSession {
+            id,
+            version,
+            info: Arc::new(info),
+        };
+        let note = jsonrpc::notification_bytes("notifications/initialized", None);
+        let resp = self.post(Some(&session), None, note).await?;
+        self.read_outcome(resp, None, Some(&session)).await?;
+        tracing::debug!(backend = %self.backend, version = ?session.version, "backend session opened");
+        Ok(session)
+    }
+
+    async fn post(
+        &self,
+        session: Option<&HttpSession>,
+        _id: Option<i64>,
+        body: Vec<u8>,
+    ) -> Result<Response, BackendError> {
+        let mut req = self
+            .client
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(body);
+        if let Some(s) = session {
+            if let Some(id) = &s.id {
+                req = req.header(SESSION_HEADER, id.clone());
+            }
+            req = req.header(VERSION_HEADER, s.version.clone());
+        }
+        req.send()
+            .await
+            .map_err(|e| BackendError::Unavailable(describe(&e)))
+    }
+
+    /// Reads the answer to one POST: a JSON body, an SSE stream carrying it, 202, or a 404 session.
+    async fn read_outcome(
+        &self,
+        resp: Response,
+        id: Option<i64>,
+        session: Option<&HttpSession>,
+    ) -> Result<Outcome, BackendError> {
+        let status = resp.status();
+        if status == StatusCode::NOT_FOUND && session.is_some_and(|s| s.id.is_some()) {
+            return Ok(Outcome::SessionGone);
+        }
+        if status == StatusCode::ACCEPTED {
+            return Ok(Outcome::Accepted);
+        }
+        if !status.is_success() {
+            let text = resp.text().await.unwrap_or_default();
+            let snippet: String = text.chars().take(200).collect();
+            return Err(BackendError::Unavailable(format!(
+                "HTTP {status}: {snippet}"
+            )));
+        }
+        let Some(id) = id else {
+            return Ok(Outcome::Accepted);
+        };
+        let ctype = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if ctype.starts_with("text/event-stream") {
+            return self
+                .read_stream(resp, id, session)
+                .await
+                .map(Outcome::Answer);
+        }
+        let body = read_limited(resp).await?;
+        match Message::parse(&body) {
+            Ok(msg) => Ok(Outcome::Answer(answer_for(id, msg))),
+            Err(e) => Err(BackendError::Protocol(format!(
+                "response is not JSON-RPC: {}",
+                e.to_error().1.message
+            ))),
+        }
+    }
+
+    async fn read_stream(
+        &self,
+        mut resp: Response,
+        id: i64,
+        session: Option<&HttpSession>,
+    ) -> Result<Result<Value, BackendError>, BackendError> {
+        let mut parser = sse::Parser::default();
+        loop {
+            let chunk = resp.chunk().await.map_err(|e| {
+                BackendError::Unavailable(format!("response stream broke: {}", describe(&e)))
+            })?;
+            let Some(chunk) = chunk else {
+                return Err(BackendError::Protocol(
+                    "response stream ended without an answer".into(),
+                ));
+            };
+            let events = parser
+                .try_feed(&chunk)
+                .map_err(|_| BackendError::Protocol("SSE line too long".into()))?;
+            for ev in events {
+                if ev.data.is_empty() {
+                    continue;
+                }
+                let msg = match Message::parse(ev.data.as_bytes()) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        tracing::warn!(backend = %self.backend, error = ?e, "backend sent a non-JSON-RPC event");
+                        continue;
+                    }
+                };
+                match msg {
+                    Message::Response { .. } | Message::Error { .. } => {
+                        return Ok(answer_for(id, msg));
+                    }
+                    Message::Request {
+                        id: rid, method, ..
+                    } => {
+                        let reply = inbound::answer_server_request(rid, &method);
+                        if let Some(s) = session {
+                            if let Ok(resp) = self.post(Some(s), None, reply.to_bytes()).await {
+                                let _ = resp.bytes().await;
+                            }
+                        }
+                    }
+                    Message::Notification { method, .. } => {
+                        tracing::debug!(backend = %self.backend, %method, "backend notification");
+                    }
+                }
+            }
+        }
+    }
+
+    async fn exchange(&self, id: Option<i64>, body: Vec<u8>) -> Result<Outcome, BackendError> {
+        let mut retried = false;
+        loop {
+            let session = self.session().await?;
+            let resp = self.post(Some(&session), id, body.clone()).await?;
+            match self.read_outcome(resp, id, Some(&session)).await? {
+                Outcome::SessionGone if !retried => {
+                    // The backend forgot our session before handling the message: open a new one
+                    // and send it again (it cannot have run).
+                    tracing::info!(backend = %self.backend, "backend session expired; re-initialising");
+                    self.forget(&session);
+                    retried = true;
+                }
+                Outcome::SessionGone => {
+                    return Err(BackendError::Unavailable(
+                        "backend rejected a fresh session".into(),
+                    ));
+                }
+                other => return Ok(other),
+            }
+        }
+    }
+}
+
+impl Connection for HttpConnection {
+    fn request<'a>(
+        &'a self,
+        id: i64,
+        method: &'a str,
+        params: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        Box::pin(async move {
+            let body = jsonrpc::request_bytes(&Value::from(id), method, params);
+            match self.exchange(Some(id), body).await? {
+                Outcome::Answer(r) => r,
+                _ => Err(BackendError::Protocol(format!(
+                    "{method} was accepted but never answered"
+                ))),
+            }
+        })
+    }
+
+    fn notify<'a>(
+        &'a self,
+        method: &'a str,
+        params: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(async move {
+            self.exchange(None, jsonrpc::notification_bytes(method, params))
+                .await
+                .map(|_| ())
+        })
+    }
+
+    fn ready(&self) -> BoxFuture<'_, Result<Arc<ServerInfo>, BackendError>> {
+        Box::pin(async move { Ok(self.session().await?.info.clone()) })
+    }
+
+    fn server_info(&self) -> Option<Arc<ServerInfo>> {
+        self.current().map(|s| s.info.clone())
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let Some(session) = self
+                .session
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+            else {
+                return;
+            };
+            let Some(id) = &session.id else { return };
+            let req = self
+                .client
+                .delete(&self.url)
+                .headers(self.headers.clone())
+                .header(SESSION_HEADER, id.clone())
+                .header(VERSION_HEADER, session.version.clone())
+                .timeout(std::time::Duration::from_secs(2));
+            let _ = req.send().await;
+        })
+    }
+}
+
+/// The result for request `id` carried by `msg`.
+pub(crate) fn answer_for(id: i64, msg: Message) -> Result<Value, BackendError> {
+    match msg {
+        Message::Response { id: rid, result } if rid.as_i64() == Some(id) => Ok(result),
+        Message::Error { id: rid, error } if rid.as_i64() == Some(id) || rid.is_null() => {
+            Err(BackendError::Rpc(error))
+        }
+        other => Err(BackendError::Protocol(format!(
+            "expected the answer to request {id}, got {}",
+            String::from_utf8_lossy(&other.to_bytes())
+                .chars()
+                .take(200)
+                .collect::<String>()
+        ))),
+    }
+}
+
+async fn read_limited(mut resp: Response) -> Result<Vec<u8>, BackendError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| BackendError::Unavailable(format!("response body broke: {}", describe(&e))))?
+    {
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(BackendError::Protocol(format!(
+                "response larger than {MAX_BODY} bytes"
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// A reqwest error with its causes (reqwest never prints header values, so no secret leaks).
+pub(crate) fn describe(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}

@@ -1,0 +1,40 @@
+//! Clients for the MCP servers behind the gateway: one [`Backend`] per configured server, speaking
+//! Streamable HTTP, the deprecated HTTP+SSE transport, or stdio to a supervised child process.
+//!
+//! This crate owns transports, the initialize handshake, request ids, timeouts and process
+//! supervision. It knows nothing about aggregation or client sessions beyond an opaque session key
+//! used to pick a per-session connection.
+
+mod backend;
+mod connection;
+mod error;
+mod handshake;
+mod health;
+mod http;
+mod inbound;
+mod pending;
+mod per_session;
+mod sse;
+mod stdio;
+
+pub use backend::{Backend, BackendSpec, BackendStatus, Isolation, StdioSpec, TransportSpec};
+pub use connection::Connection;
+pub use error::BackendError;
+pub use handshake::ServerInfo;
+pub use health::Health;
+
+/// Builds the pooled HTTP client every HTTP backend shares.
+///
+/// # Errors
+/// When the TLS stack cannot be initialised.
+pub fn http_client() -> Result<reqwest::Client, BackendError> {
+    // reqwest is built without a default crypto provider; install ring once (a second install fails
+    // harmlessly when one is already set).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .pool_idle_timeout(std::time::Duration::from_secs(90))
+        .pool_max_idle_per_host(64)
+        .build()
+        .map_err(|e| BackendError::Unavailable(format!("cannot build HTTP client: {e}")))
+}

@@ -1,0 +1,277 @@
+//! A backend behind the deprecated HTTP+SSE transport (2024-11-05): a long-lived GET stream that
+//! announces where to POST, and carries every answer back.
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use serde_json::Value;
+use tokio::sync::Mutex as AsyncMutex;
+use vmcp_proto::{Message, jsonrpc, revision, sse};
+
+use crate::{
+    connection::Connection,
+    error::BackendError,
+    handshake::{self, ServerInfo},
+    http::describe,
+    inbound,
+    pending::Pending,
+};
+
+struct SseSession {
+    post_url: reqwest::Url,
+    pending: Pending,
+    info: Arc<ServerInfo>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for SseSession {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+/// An HTTP+SSE backend connection.
+pub(crate) struct SseConnection {
+    backend: String,
+    client: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    session: Mutex<Option<Arc<SseSession>>>,
+    connect_lock: AsyncMutex<()>,
+}
+
+impl SseConnection {
+    pub(crate) fn new(
+        backend: &str,
+        client: reqwest::Client,
+        url: String,
+        headers: HeaderMap,
+    ) -> Self {
+        Self {
+            backend: backend.to_string(),
+            client,
+            url,
+            headers,
+            session: Mutex::new(None),
+            connect_lock: AsyncMutex::new(()),
+        }
+    }
+
+    fn current(&self) -> Option<Arc<SseSession>> {
+        let guard = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        guard.as_ref().filter(|s| !s.reader.is_finished()).cloned()
+    }
+
+    async fn session(&self) -> Result<Arc<SseSession>, BackendError> {
+        if let Some(s) = self.current() {
+            return Ok(s);
+        }
+        let _guard = self.connect_lock.lock().await;
+        if let Some(s) = self.current() {
+            return Ok(s);
+        }
+        let s = Arc::new(self.connect().await?);
+        *self.session.lock().unwrap_or_else(|p| p.into_inner()) = Some(s.clone());
+        Ok(s)
+    }
+
+    async fn connect(&self) -> Result<SseSession, BackendError> {
+        let mut resp = self
+            .client
+            .get(&self.url)
+            .headers(self.headers.clone())
+            .header(ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .map_err(|e| BackendError::Unavailable(describe(&e)))?;
+        if !resp.status().is_success() {
+            return Err(BackendError::Unavailable(format!(
+                "GET {} answered HTTP {}",
+                self.url,
+                resp.status()
+            )));
+        }
+        let mut parser = sse::Parser::default();
+        // The first event must announce the POST endpoint.
+        let endpoint = loop {
+            let chunk = resp
+                .chunk()
+                .await
+                .map_err(|e| BackendError::Unavailable(describe(&e)))?
+                .ok_or_else(|| {
+                    BackendError::Protocol("SSE stream closed before the endpoint event".into())
+                })?;
+            let events = parser
+                .try_feed(&chunk)
+                .map_err(|_| BackendError::Protocol("SSE line too long".into()))?;
+            if let Some(ev) = events.into_iter().find(|e| e.event == "endpoint") {
+                break ev.data;
+            }
+        };
+        let base = reqwest::Url::parse(&self.url)
+            .map_err(|e| BackendError::Unavailable(format!("bad backend URL: {e}")))?;
+        let post_url = base
+            .join(endpoint.trim())
+            .map_err(|e| BackendError::Protocol(format!("bad endpoint event {endpoint:?}: {e}")))?;
+        if post_url.origin() != base.origin() {
+            return Err(BackendError::Protocol(
+                "endpoint event points to another origin".into(),
+            ));
+        }
+        let pending = Pending::default();
+        let reader = tokio::spawn(read_events(
+            self.backend.clone(),
+            resp,
+            parser,
+            pending.clone(),
+            self.client.clone(),
+            post_url.clone(),
+            self.headers.clone(),
+        ));
+        let mut session = SseSession {
+            post_url,
+            pending,
+            info: Arc::new(ServerInfo::default()),
+            reader,
+        };
+        let params = handshake::initialize_params(revision::HTTP_SSE_VERSION);
+        let result = self
+            .round_trip(&session, 0, "initialize", Some(&params))
+            .await?;
+        session.info = Arc::new(handshake::parse_initialize_result(result)?);
+        self.send(
+            &session,
+            jsonrpc::notification_bytes("notifications/initialized", None),
+        )
+        .await?;
+        Ok(session)
+    }
+
+    async fn send(&self, session: &SseSession, body: Vec<u8>) -> Result<(), BackendError> {
+        let resp = self
+            .client
+            .post(session.post_url.clone())
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| BackendError::Unavailable(describe(&e)))?;
+        if !resp.status().is_success() {
+            return Err(BackendError::Unavailable(format!(
+                "POST answered HTTP {}",
+                resp.status()
+            )));
+        }
+        Ok(())
+    }
+
+    async fn round_trip(
+        &self,
+        session: &SseSession,
+        id: i64,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<Value, BackendError> {
+        let slot = session.pending.register(id)?;
+        self.send(
+            session,
+            jsonrpc::request_bytes(&Value::from(id), method, params),
+        )
+        .await?;
+        slot.wait().await
+    }
+}
+
+impl Connection for SseConnection {
+    fn request<'a>(
+        &'a self,
+        id: i64,
+        method: &'a str,
+        params: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        Box::pin(async move {
+            let session = self.session().await?;
+            self.round_trip(&session, id, method, params).await
+        })
+    }
+
+    fn notify<'a>(
+        &'a self,
+        method: &'a str,
+        params: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(async move {
+            let session = self.session().await?;
+            self.send(&session, jsonrpc::notification_bytes(method, params))
+                .await
+        })
+    }
+
+    fn ready(&self) -> BoxFuture<'_, Result<Arc<ServerInfo>, BackendError>> {
+        Box::pin(async move { Ok(self.session().await?.info.clone()) })
+    }
+
+    fn server_info(&self) -> Option<Arc<ServerInfo>> {
+        self.current().map(|s| s.info.clone())
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let s = self
+                .session
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(s) = s {
+                s.pending.close(BackendError::Unavailable(
+                    "backend connection closed".into(),
+                ));
+            }
+        })
+    }
+}
+
+async fn read_events(
+    backend: String,
+    mut resp: reqwest::Response,
+    mut parser: sse::Parser,
+    pending: Pending,
+    client: reqwest::Client,
+    post_url: reqwest::Url,
+    headers: HeaderMap,
+) {
+    let why = loop {
+        let chunk = match resp.chunk().await {
+            Ok(Some(c)) => c,
+            Ok(None) => break "the backend closed its SSE stream".to_string(),
+            Err(e) => break format!("SSE stream broke: {}", describe(&e)),
+        };
+        let Ok(events) = parser.try_feed(&chunk) else {
+            break "SSE line too long".to_string();
+        };
+        for ev in events {
+            if !(ev.event.is_empty() || ev.event == "message") {
+                continue;
+            }
+            match Message::parse(ev.data.as_bytes()) {
+                Ok(msg) => {
+                    if let Some(reply) = inbound::route(&backend, msg, &pending) {
+                        let req = client
+                            .post(post_url.clone())
+                            .headers(headers.clone())
+                            .header(CONTENT_TYPE, "application/json")
+                            .body(reply.to_bytes());
+                        tokio::spawn(async move {
+                            let _ = req.send().await;
+                        });
+                    }
+                }
+                Err(e) => tracing::warn!(%backend, error = ?e, "backend sent a non-JSON-RPC event"),
+            }
+        }
+    };
+    tracing::info!(%backend, "{why}");
+    pending.close(BackendError::Unavailable(why));
+}

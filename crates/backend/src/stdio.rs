@@ -1,0 +1,385 @@
+//! A backend that is a child process speaking newline-delimited JSON-RPC on stdin/stdout,
+//! supervised: restarted with backoff when it dies, killed and reaped on shutdown.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::{Mutex as AsyncMutex, watch};
+use vmcp_proto::{Message, jsonrpc, revision};
+
+use crate::{
+    backend::StdioSpec,
+    connection::Connection,
+    error::BackendError,
+    handshake::{self, ServerInfo},
+    inbound,
+    pending::Pending,
+};
+
+/// First restart delay after a crash; doubles per consecutive crash up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// A process that lived this long resets the backoff.
+const STABLE_AFTER: Duration = Duration::from_secs(60);
+/// Longest line we accept from a child before treating its output as garbage.
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// The live half of a running child.
+struct Proc {
+    stdin: AsyncMutex<ChildStdin>,
+    pending: Pending,
+    info: Arc<ServerInfo>,
+    pid: Option<u32>,
+}
+
+#[derive(Clone)]
+enum State {
+    Starting,
+    Ready(Arc<Proc>),
+    Down(String),
+    Stopped,
+}
+
+/// A supervised stdio backend process.
+pub(crate) struct StdioConnection {
+    backend: String,
+    state: watch::Receiver<State>,
+    stop: watch::Sender<bool>,
+    supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl StdioConnection {
+    /// Starts the supervisor, which spawns the process and keeps it running.
+    pub(crate) fn start(backend: &str, spec: StdioSpec, init_timeout: Duration) -> Self {
+        let (state_tx, state_rx) = watch::channel(State::Starting);
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let sup = Supervisor {
+            backend: backend.to_string(),
+            spec,
+            state: state_tx,
+            stop: stop_rx,
+            init_timeout,
+        };
+        let handle = tokio::spawn(sup.run());
+        Self {
+            backend: backend.to_string(),
+            state: state_rx,
+            stop: stop_tx,
+            supervisor: Mutex::new(Some(handle)),
+        }
+    }
+
+    async fn ready(&self) -> Result<Arc<Proc>, BackendError> {
+        let mut rx = self.state.clone();
+        loop {
+            let state = rx.borrow_and_update().clone();
+            match state {
+                State::Ready(p) => return Ok(p),
+                State::Down(reason) => return Err(BackendError::Unavailable(reason)),
+                State::Stopped => return Err(BackendError::Unavailable("backend stopped".into())),
+                State::Starting => {
+                    if rx.changed().await.is_err() {
+                        return Err(BackendError::Unavailable("backend supervisor ended".into()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Connection for StdioConnection {
+    fn request<'a>(
+        &'a self,
+        id: i64,
+        method: &'a str,
+        params: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        Box::pin(async move {
+            let proc = self.ready().await?;
+            let slot = proc.pending.register(id)?;
+            write_line(
+                &proc.stdin,
+                &jsonrpc::request_bytes(&Value::from(id), method, params),
+            )
+            .await?;
+            slot.wait().await
+        })
+    }
+
+    fn notify<'a>(
+        &'a self,
+        method: &'a str,
+        params: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(async move {
+            let proc = self.ready().await?;
+            write_line(&proc.stdin, &jsonrpc::notification_bytes(method, params)).await
+        })
+    }
+
+    fn ready(&self) -> BoxFuture<'_, Result<Arc<ServerInfo>, BackendError>> {
+        Box::pin(async move { Ok(StdioConnection::ready(self).await?.info.clone()) })
+    }
+
+    fn server_info(&self) -> Option<Arc<ServerInfo>> {
+        match &*self.state.borrow() {
+            State::Ready(p) => Some(p.info.clone()),
+            _ => None,
+        }
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let _ = self.stop.send(true);
+            let handle = self.supervisor.lock().ok().and_then(|mut h| h.take());
+            if let Some(handle) = handle {
+                let _ = handle.await;
+            }
+            tracing::debug!(backend = %self.backend, "stdio backend stopped");
+        })
+    }
+}
+
+impl Drop for StdioConnection {
+    fn drop(&mut self) {
+        // The supervisor kills the child when it sees the stop signal; the child is also
+        // kill_on_drop, so nothing outlives this connection.
+        let _ = self.stop.send(true);
+    }
+}
+
+async fn write_line(stdin: &AsyncMutex<ChildStdin>, bytes: &[u8]) -> Result<(), BackendError> {
+    let mut line = Vec::with_capacity(bytes.len() + 1);
+    line.extend_from_slice(bytes);
+    line.push(b'\n');
+    let mut stdin = stdin.lock().await;
+    stdin
+        .write_all(&line)
+        .await
+        .map_err(|e| BackendError::Exited(format!("cannot write to the process: {e}")))?;
+    stdin
+        .flush()
+        .await
+        .map_err(|e| BackendError::Exited(format!("cannot write to the process: {e}")))
+}
+
+struct Supervisor {
+    backend: String,
+    spec: StdioSpec,
+    state: watch::Sender<State>,
+    stop: watch::Receiver<bool>,
+    init_timeout: Duration,
+}
+
+impl Supervisor {
+    async fn run(mut self) {
+        let mut backoff = FIRST_BACKOFF;
+        let mut crashes: u32 = 0;
+        loop {
+            if *self.stop.borrow() {
+                break;
+            }
+            let _ = self.state.send(State::Starting);
+            let started = Instant::now();
+            match self.spawn().await {
+                Ok((proc, mut child)) => {
+                    tracing::info!(backend = %self.backend, pid = ?proc.pid, "stdio backend started");
+                    let pending = proc.pending.clone();
+                    let _ = self.state.send(State::Ready(proc.clone()));
+                    let stopped = tokio::select! {
+                        status = child.wait() => {
+                            let why = match status {
+                                Ok(s) => format!("backend process exited ({s})"),
+                                Err(e) => format!("backend process lost: {e}"),
+                            };
+                            tracing::warn!(backend = %self.backend, "{why}");
+                            pending.close(BackendError::Exited(why.clone()));
+                            let _ = self.state.send(State::Down(format!("{why}; restarting")));
+                            false
+                        }
+                        _ = self.stop.changed() => {
+                            pending.close(BackendError::Unavailable("backend stopped".into()));
+                            let _ = proc.stdin.lock().await.shutdown().await;
+                            terminate(&mut child).await;
+                            true
+                        }
+                    };
+                    if stopped {
+                        break;
+                    }
+                }
+                Err(err) => {
+                    tracing::warn!(backend = %self.backend, error = %err, "stdio backend failed to start");
+                    let _ = self
+                        .state
+                        .send(State::Down(format!("backend failed to start: {err}")));
+                }
+            }
+            if started.elapsed() > STABLE_AFTER {
+                backoff = FIRST_BACKOFF;
+                crashes = 0;
+            }
+            crashes += 1;
+            tracing::info!(backend = %self.backend, crashes, delay = ?backoff, "restarting stdio backend");
+            tokio::select! {
+                _ = tokio::time::sleep(backoff) => {}
+                _ = self.stop.changed() => break,
+            }
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+        let _ = self.state.send(State::Stopped);
+    }
+
+    async fn spawn(&self) -> Result<(Arc<Proc>, Child), BackendError> {
+        let mut cmd = Command::new(&self.spec.command);
+        cmd.args(&self.spec.args)
+            .envs(self.spec.env.iter().map(|(k, v)| (k, v)))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(cwd) = &self.spec.cwd {
+            cmd.current_dir(cwd);
+        }
+        let mut child = cmd.spawn().map_err(|e| {
+            BackendError::Unavailable(format!("cannot run {:?}: {e}", self.spec.command))
+        })?;
+        let pid = child.id();
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| BackendError::Unavailable("no stdin".into()))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| BackendError::Unavailable("no stdout".into()))?;
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(log_stderr(self.backend.clone(), stderr));
+        }
+        let pending = Pending::default();
+        let stdin = AsyncMutex::new(stdin);
+        // The reader needs to answer the child's own requests, so it shares stdin through a
+        // channel-free path: replies are rare (ping), and go through the same mutex.
+        let (reply_tx, mut reply_rx) = tokio::sync::mpsc::channel::<Message>(16);
+        tokio::spawn(read_stdout(
+            self.backend.clone(),
+            stdout,
+            pending.clone(),
+            reply_tx,
+        ));
+
+        let handshake = async {
+            let params = handshake::initialize_params(revision::LATEST_LEGACY);
+            let slot = pending.register(0)?;
+            write_line(
+                &stdin,
+                &jsonrpc::request_bytes(&Value::from(0), "initialize", Some(&params)),
+            )
+            .await?;
+            let result = slot.wait().await?;
+            let info = handshake::parse_initialize_result(result)?;
+            write_line(
+                &stdin,
+                &jsonrpc::notification_bytes("notifications/initialized", None),
+            )
+            .await?;
+            Ok::<_, BackendError>(info)
+        };
+        let info = tokio::select! {
+            r = tokio::time::timeout(self.init_timeout, handshake) => match r {
+                Ok(r) => r?,
+                Err(_) => {
+                    terminate(&mut child).await;
+                    return Err(BackendError::Timeout(self.init_timeout));
+                }
+            },
+            status = child.wait() => {
+                let why = match status { Ok(s) => format!("exited during initialize ({s})"), Err(e) => e.to_string() };
+                return Err(BackendError::Exited(why));
+            }
+        };
+        let proc = Arc::new(Proc {
+            stdin,
+            pending,
+            info: Arc::new(info),
+            pid,
+        });
+        let writer = Arc::downgrade(&proc);
+        tokio::spawn(async move {
+            while let Some(msg) = reply_rx.recv().await {
+                let Some(proc) = writer.upgrade() else { break };
+                let _ = write_line(&proc.stdin, &msg.to_bytes()).await;
+            }
+        });
+        Ok((proc, child))
+    }
+}
+
+async fn read_stdout(
+    backend: String,
+    stdout: tokio::process::ChildStdout,
+    pending: Pending,
+    replies: tokio::sync::mpsc::Sender<Message>,
+) {
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) => break,
+            Ok(_) if line.len() > MAX_LINE => {
+                tracing::warn!(%backend, "backend wrote an over-long line; dropping it");
+                // Skip the rest of the line.
+                let mut rest = Vec::new();
+                let _ = reader.read_until(b'\n', &mut rest).await;
+            }
+            Ok(_) => {
+                let text = line.trim_ascii();
+                if text.is_empty() {
+                    continue;
+                }
+                match Message::parse(text) {
+                    Ok(msg) => {
+                        if let Some(reply) = inbound::route(&backend, msg, &pending) {
+                            let _ = replies.try_send(reply);
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(%backend, error = ?e, "backend wrote a line that is not JSON-RPC")
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(%backend, error = %e, "cannot read backend stdout");
+                break;
+            }
+        }
+    }
+}
+
+async fn log_stderr(backend: String, stderr: tokio::process::ChildStderr) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let line: String = line.chars().take(2000).collect();
+        tracing::debug!(%backend, "stderr: {line}");
+    }
+}
+
+/// Gives a child whose stdin was closed (the stdio transport's shutdown signal) a moment to exit,
+/// then kills it, and reaps it either way.
+async fn terminate(child: &mut Child) {
+    if tokio::time::timeout(Duration::from_millis(500), child.wait())
+        .await
+        .is_err()
+    {
+        let _ = child.kill().await;
+    }
+}

@@ -1,0 +1,208 @@
+//! Stage three and four of aggregation: the merged, conflict-free view of a group, and the routing
+//! table that sends each name, URI or completion ref back to the backend that owns it.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use crate::{
+    conflict::resolve_tools, discover::BackendCapabilities, policy::AggregationPolicy,
+    prompts::resolve_prompts, uri_template::UriTemplate,
+};
+
+/// Where a named capability lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The backend that serves it.
+    pub backend: String,
+    /// The backend's own name for it.
+    pub original: String,
+}
+
+/// The aggregated capabilities of a group, with their routes.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    tools: Vec<Value>,
+    tool_routes: HashMap<String, Route>,
+    resources: Vec<Value>,
+    resource_routes: HashMap<String, String>,
+    templates: Vec<Value>,
+    template_routes: Vec<(UriTemplate, String)>,
+    template_exact: HashMap<String, String>,
+    prompts: Vec<Value>,
+    prompt_routes: HashMap<String, Route>,
+    failed: Vec<(String, String)>,
+}
+
+impl Catalog {
+    /// Builds the catalog from every backend's answers (in any order).
+    ///
+    /// # Errors
+    /// When the manual strategy leaves tool name conflicts unresolved.
+    pub fn build(
+        policy: &AggregationPolicy,
+        mut caps: Vec<BackendCapabilities>,
+        failed: Vec<(String, String)>,
+    ) -> Result<Catalog, String> {
+        caps.sort_by(|a, b| a.backend.cmp(&b.backend));
+        let mut cat = Catalog {
+            failed,
+            ..Default::default()
+        };
+
+        for t in resolve_tools(policy, &caps)? {
+            if t.advertised {
+                cat.tools.push(t.tool);
+            }
+            cat.tool_routes.insert(
+                t.name,
+                Route {
+                    backend: t.backend,
+                    original: t.original,
+                },
+            );
+        }
+
+        let (resources, routes) = dedupe_by_key(&caps, |c| &c.resources, "uri", "resource");
+        cat.resources = resources;
+        cat.resource_routes = routes;
+        let (templates, exact) =
+            dedupe_by_key(&caps, |c| &c.templates, "uriTemplate", "resource template");
+        // Matching order for concrete URIs: sorted backend order, then the backend's own order.
+        for cap in &caps {
+            for t in &cap.templates {
+                let Some(src) = t.get("uriTemplate").and_then(Value::as_str) else {
+                    continue;
+                };
+                if exact.get(src) != Some(&cap.backend) {
+                    continue;
+                }
+                match UriTemplate::parse(src) {
+                    Some(tpl) => cat.template_routes.push((tpl, cap.backend.clone())),
+                    None => {
+                        tracing::warn!(backend = %cap.backend, template = src, "malformed URI template; it is listed but cannot route reads")
+                    }
+                }
+            }
+        }
+        cat.templates = templates;
+        cat.template_exact = exact;
+
+        for p in resolve_prompts(policy, &caps) {
+            cat.prompts.push(p.prompt);
+            cat.prompt_routes.insert(
+                p.name,
+                Route {
+                    backend: p.backend,
+                    original: p.original,
+                },
+            );
+        }
+        Ok(cat)
+    }
+
+    /// Advertised tools, sorted by name.
+    pub fn tools(&self) -> &[Value] {
+        &self.tools
+    }
+
+    /// The route of a tool by its advertised (or hidden-but-routable) name.
+    pub fn tool(&self, name: &str) -> Option<&Route> {
+        self.tool_routes.get(name)
+    }
+
+    /// Resources, sorted by URI.
+    pub fn resources(&self) -> &[Value] {
+        &self.resources
+    }
+
+    /// Resource templates, sorted by template string.
+    pub fn templates(&self) -> &[Value] {
+        &self.templates
+    }
+
+    /// Prompts, sorted by name.
+    pub fn prompts(&self) -> &[Value] {
+        &self.prompts
+    }
+
+    /// The route of a prompt by its advertised name.
+    pub fn prompt(&self, name: &str) -> Option<&Route> {
+        self.prompt_routes.get(name)
+    }
+
+    /// The backend serving a concrete URI: an advertised resource, else the first matching template.
+    pub fn resource_backend(&self, uri: &str) -> Option<&str> {
+        self.resource_routes
+            .get(uri)
+            .or_else(|| {
+                self.template_routes
+                    .iter()
+                    .find(|(t, _)| t.matches(uri))
+                    .map(|(_, b)| b)
+            })
+            .map(String::as_str)
+    }
+
+    /// The backend owning a template string, falling back to resource and template matching.
+    pub fn template_backend(&self, uri_or_template: &str) -> Option<&str> {
+        self.template_exact
+            .get(uri_or_template)
+            .map(String::as_str)
+            .or_else(|| self.resource_backend(uri_or_template))
+    }
+
+    /// Backends left out of this catalog because discovery failed (best-effort mode).
+    pub fn failed(&self) -> &[(String, String)] {
+        &self.failed
+    }
+
+    /// Number of advertised tools served by `backend`.
+    pub fn tool_count(&self, backend: &str) -> usize {
+        self.tools
+            .iter()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+            .filter(|n| {
+                self.tool_routes
+                    .get(*n)
+                    .is_some_and(|r| r.backend == backend)
+            })
+            .count()
+    }
+}
+
+/// Keeps one item per key (`uri` / `uriTemplate`): the earliest in sorted backend order wins.
+fn dedupe_by_key(
+    caps: &[BackendCapabilities],
+    items: impl Fn(&BackendCapabilities) -> &Vec<Value>,
+    key: &str,
+    kind: &str,
+) -> (Vec<Value>, HashMap<String, String>) {
+    let mut owner: HashMap<String, String> = HashMap::new();
+    let mut out = Vec::new();
+    for cap in caps {
+        let mut own = HashSet::new();
+        for item in items(cap) {
+            let Some(k) = item.get(key).and_then(Value::as_str) else {
+                tracing::warn!(backend = %cap.backend, "backend advertised a {kind} without \"{key}\"; skipping it");
+                continue;
+            };
+            if let Some(winner) = owner.get(k) {
+                if own.contains(k) {
+                    continue;
+                }
+                tracing::warn!(%kind, key = k, kept = %winner, dropped = %cap.backend, "duplicate {kind} across backends; keeping the first in sorted backend order");
+                continue;
+            }
+            own.insert(k.to_string());
+            owner.insert(k.to_string(), cap.backend.clone());
+            out.push(item.clone());
+        }
+    }
+    out.sort_by(|a, b| {
+        let ka = a.get(key).and_then(Value::as_str).unwrap_or_default();
+        let kb = b.get(key).and_then(Value::as_str).unwrap_or_default();
+        ka.cmp(kb)
+    });
+    (out, owner)
+}

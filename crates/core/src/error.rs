@@ -1,0 +1,39 @@
+//! Errors of the core, each knowing whether the client or a backend caused it.
+
+use std::time::Duration;
+
+use vmcp_backend::BackendError;
+
+/// A failed core operation.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CoreError {
+    /// No advertised or routable tool has this name.
+    #[error("unknown tool: {0}")]
+    UnknownTool(String),
+    /// No prompt has this name.
+    #[error("unknown prompt: {0}")]
+    UnknownPrompt(String),
+    /// No backend serves this resource URI.
+    #[error("resource not found: {0}")]
+    UnknownResource(String),
+    /// The request's params are malformed.
+    #[error("invalid params: {0}")]
+    InvalidParams(String),
+    /// The admission seam refused.
+    #[error("{0} denied by authorization policy")]
+    Denied(&'static str),
+    /// A backend failed or answered with an error.
+    #[error("backend {backend}: {error}")]
+    Backend {
+        /// The backend's name.
+        backend: String,
+        /// What went wrong.
+        error: BackendError,
+    },
+    /// Discovery did not finish within its budget.
+    #[error("capability discovery timed out after {0:?}")]
+    DiscoveryTimeout(Duration),
+    /// Discovery failed (per partialFailureMode, or manual conflicts left unresolved).
+    #[error("capability discovery failed: {0}")]
+    DiscoveryFailed(String),
+}

@@ -1,0 +1,385 @@
+//! The core operations both client edges call: catalog (with its cache), lists filtered by
+//! admission, and calls routed to the owning backend under the backend's own names.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use vmcp_backend::Backend;
+use vmcp_proto::meta::strip_reserved;
+
+use crate::{
+    admission::{Action, AllowAll, Authorizer, Identity, Kind},
+    catalog::Catalog,
+    discover,
+    error::CoreError,
+    policy::{AggregationPolicy, PartialFailureMode},
+};
+
+/// How the gateway aggregates and admits.
+#[derive(Clone)]
+pub struct GatewayOptions {
+    /// Naming, filtering and override rules.
+    pub policy: AggregationPolicy,
+    /// What to do when some backends fail discovery.
+    pub partial_failure: PartialFailureMode,
+    /// Budget for one discovery across all backends.
+    pub discovery_timeout: Duration,
+    /// How long an aggregated catalog is reused for new sessions.
+    pub cache_ttl: Duration,
+    /// The admission seam.
+    pub authorizer: Arc<dyn Authorizer>,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> Self {
+        Self {
+            policy: AggregationPolicy::default(),
+            partial_failure: PartialFailureMode::Fail,
+            discovery_timeout: Duration::from_secs(15),
+            cache_ttl: Duration::from_secs(30),
+            authorizer: Arc::new(AllowAll),
+        }
+    }
+}
+
+/// The group of backends and everything needed to serve it.
+pub struct Gateway {
+    backends: Vec<Arc<Backend>>,
+    opts: GatewayOptions,
+    cache: Mutex<Option<(Arc<Catalog>, Instant)>>,
+    refresh: tokio::sync::Mutex<()>,
+    ready: AtomicBool,
+}
+
+impl Gateway {
+    /// A gateway over `backends`.
+    pub fn new(mut backends: Vec<Arc<Backend>>, opts: GatewayOptions) -> Self {
+        backends.sort_by(|a, b| a.id().cmp(b.id()));
+        Self {
+            backends,
+            opts,
+            cache: Mutex::new(None),
+            refresh: tokio::sync::Mutex::new(()),
+            ready: AtomicBool::new(false),
+        }
+    }
+
+    /// The backends, sorted by name.
+    pub fn backends(&self) -> &[Arc<Backend>] {
+        &self.backends
+    }
+
+    /// Whether an aggregation has succeeded at least once.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
+    }
+
+    /// The catalog `identity` sees: cached for `cache_ttl`, otherwise aggregated afresh (one
+    /// aggregation at a time; concurrent callers share its result).
+    ///
+    /// # Errors
+    /// [`CoreError::DiscoveryTimeout`] past the discovery budget, [`CoreError::DiscoveryFailed`] when
+    /// backends fail (per the partial-failure mode) or manual conflicts remain.
+    pub async fn catalog(&self, _identity: &Identity) -> Result<Arc<Catalog>, CoreError> {
+        if let Some(c) = self.cached() {
+            return Ok(c);
+        }
+        let _one_at_a_time = self.refresh.lock().await;
+        if let Some(c) = self.cached() {
+            return Ok(c);
+        }
+        let budget = self.opts.discovery_timeout;
+        let catalog = match tokio::time::timeout(budget, self.aggregate()).await {
+            Ok(r) => Arc::new(r?),
+            Err(_) => return Err(CoreError::DiscoveryTimeout(budget)),
+        };
+        *self.cache.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((catalog.clone(), Instant::now()));
+        self.ready.store(true, Ordering::Relaxed);
+        Ok(catalog)
+    }
+
+    /// The last aggregated catalog, fresh or not, without aggregating.
+    pub fn cached_catalog(&self) -> Option<Arc<Catalog>> {
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|(c, _)| c.clone())
+    }
+
+    /// Drops the cached catalog so the next caller re-aggregates.
+    pub fn invalidate(&self) {
+        *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    fn cached(&self) -> Option<Arc<Catalog>> {
+        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache
+            .as_ref()
+            .filter(|(_, at)| at.elapsed() < self.opts.cache_ttl)
+            .map(|(c, _)| c.clone())
+    }
+
+    async fn aggregate(&self) -> Result<Catalog, CoreError> {
+        let answers =
+            futures_util::future::join_all(self.backends.iter().map(discover::query)).await;
+        let mut caps = Vec::new();
+        let mut failed = Vec::new();
+        for (backend, answer) in self.backends.iter().zip(answers) {
+            match answer {
+                Ok(c) => caps.push(c),
+                Err(e) => {
+                    tracing::warn!(backend = %backend.id(), error = %e, "capability discovery failed");
+                    failed.push((backend.id().to_string(), e.to_string()));
+                }
+            }
+        }
+        let describe = |failed: &[(String, String)]| {
+            failed
+                .iter()
+                .map(|(b, e)| format!("backend {b}: {e}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        if !failed.is_empty() {
+            let all_failed = caps.is_empty();
+            if self.opts.partial_failure == PartialFailureMode::Fail || all_failed {
+                return Err(CoreError::DiscoveryFailed(describe(&failed)));
+            }
+        }
+        Catalog::build(&self.opts.policy, caps, failed).map_err(CoreError::DiscoveryFailed)
+    }
+
+    fn admit(&self, identity: &Identity, action: Action<'_>) -> bool {
+        self.opts.authorizer.admit(identity, action)
+    }
+
+    fn backend(&self, id: &str) -> Result<&Arc<Backend>, CoreError> {
+        self.backends
+            .binary_search_by(|b| b.id().cmp(id))
+            .map(|i| &self.backends[i])
+            .map_err(|_| CoreError::DiscoveryFailed(format!("route names unknown backend {id}")))
+    }
+
+    /// Tools `identity` may see.
+    pub fn list_tools<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
+        self.filter(identity, catalog.tools(), Kind::Tool, "name")
+    }
+
+    /// Resources `identity` may see.
+    pub fn list_resources<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
+        self.filter(identity, catalog.resources(), Kind::Resource, "uri")
+    }
+
+    /// Resource templates `identity` may see.
+    pub fn list_templates<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
+        self.filter(identity, catalog.templates(), Kind::Resource, "uriTemplate")
+    }
+
+    /// Prompts `identity` may see.
+    pub fn list_prompts<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
+        self.filter(identity, catalog.prompts(), Kind::Prompt, "name")
+    }
+
+    fn filter<'c>(
+        &self,
+        identity: &Identity,
+        items: &'c [Value],
+        kind: Kind,
+        key: &str,
+    ) -> Vec<&'c Value> {
+        items
+            .iter()
+            .filter(|v| {
+                let name = v.get(key).and_then(Value::as_str).unwrap_or_default();
+                self.admit(identity, Action::List(kind, name))
+            })
+            .collect()
+    }
+
+    /// Calls a tool by its advertised name; `params` is the client's `tools/call` params.
+    ///
+    /// # Errors
+    /// Unknown tool, denial, or the backend's failure.
+    pub async fn call_tool(
+        &self,
+        identity: &Identity,
+        catalog: &Catalog,
+        session: Option<&str>,
+        mut params: Value,
+    ) -> Result<Value, CoreError> {
+        let name = str_param(&params, "name", "tools/call")?;
+        let route = catalog
+            .tool(name)
+            .ok_or_else(|| CoreError::UnknownTool(name.to_string()))?;
+        if !self.admit(identity, Action::CallTool(name, params.get("arguments"))) {
+            return Err(CoreError::Denied("call"));
+        }
+        params["name"] = Value::String(route.original.clone());
+        self.forward(&route.backend, session, "tools/call", params)
+            .await
+    }
+
+    /// Reads a resource by URI (advertised, or matching an advertised template).
+    ///
+    /// # Errors
+    /// Unknown resource, denial, or the backend's failure.
+    pub async fn read_resource(
+        &self,
+        identity: &Identity,
+        catalog: &Catalog,
+        session: Option<&str>,
+        params: Value,
+    ) -> Result<Value, CoreError> {
+        let uri = str_param(&params, "uri", "resources/read")?;
+        let backend = catalog
+            .resource_backend(uri)
+            .ok_or_else(|| CoreError::UnknownResource(uri.to_string()))?;
+        if !self.admit(identity, Action::ReadResource(uri)) {
+            return Err(CoreError::Denied("read"));
+        }
+        let backend = backend.to_string();
+        self.forward(&backend, session, "resources/read", params)
+            .await
+    }
+
+    /// Gets a prompt by its advertised name.
+    ///
+    /// # Errors
+    /// Unknown prompt, denial, or the backend's failure.
+    pub async fn get_prompt(
+        &self,
+        identity: &Identity,
+        catalog: &Catalog,
+        session: Option<&str>,
+        mut params: Value,
+    ) -> Result<Value, CoreError> {
+        let name = str_param(&params, "name", "prompts/get")?;
+        let route = catalog
+            .prompt(name)
+            .ok_or_else(|| CoreError::UnknownPrompt(name.to_string()))?;
+        if !self.admit(identity, Action::GetPrompt(name)) {
+            return Err(CoreError::Denied("prompt"));
+        }
+        params["name"] = Value::String(route.original.clone());
+        self.forward(&route.backend, session, "prompts/get", params)
+            .await
+    }
+
+    /// Routes `completion/complete` by its ref; an unroutable ref gets an empty completion.
+    ///
+    /// # Errors
+    /// Malformed ref, denial, or the backend's failure.
+    pub async fn complete(
+        &self,
+        identity: &Identity,
+        catalog: &Catalog,
+        session: Option<&str>,
+        mut params: Value,
+    ) -> Result<Value, CoreError> {
+        let reference = params.get("ref").filter(|r| r.is_object()).ok_or_else(|| {
+            CoreError::InvalidParams("completion/complete needs params.ref (an object)".into())
+        })?;
+        let kind = reference
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let target = match kind {
+            "ref/prompt" => {
+                let name = reference
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                match catalog.prompt(name) {
+                    Some(route) => {
+                        if !self.admit(identity, Action::GetPrompt(name)) {
+                            return Err(CoreError::Denied("prompt"));
+                        }
+                        let route = route.clone();
+                        params["ref"]["name"] = Value::String(route.original);
+                        Some(route.backend)
+                    }
+                    None => None,
+                }
+            }
+            "ref/resource" => {
+                let uri = reference
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                match catalog.template_backend(uri) {
+                    Some(b) => {
+                        if !self.admit(identity, Action::ReadResource(uri)) {
+                            return Err(CoreError::Denied("read"));
+                        }
+                        Some(b.to_string())
+                    }
+                    None => None,
+                }
+            }
+            other => {
+                return Err(CoreError::InvalidParams(format!(
+                    "unknown completion ref type {other:?} (expected ref/prompt or ref/resource)"
+                )));
+            }
+        };
+        match target {
+            Some(backend) => {
+                self.forward(&backend, session, "completion/complete", params)
+                    .await
+            }
+            None => Ok(json!({"completion": {"values": [], "hasMore": false}})),
+        }
+    }
+
+    async fn forward(
+        &self,
+        backend: &str,
+        session: Option<&str>,
+        method: &str,
+        mut params: Value,
+    ) -> Result<Value, CoreError> {
+        let b = self.backend(backend)?;
+        strip_reserved(&mut params);
+        let mut result = b
+            .request(session, method, Some(&params))
+            .await
+            .map_err(|error| CoreError::Backend {
+                backend: backend.to_string(),
+                error,
+            })?;
+        strip_reserved(&mut result);
+        Ok(result)
+    }
+
+    /// Releases what client session `session` held on every backend (per-session processes).
+    pub async fn end_session(&self, session: &str) {
+        for b in &self.backends {
+            b.release_session(session).await;
+        }
+    }
+
+    /// Reaps idle per-session connections on every backend.
+    pub async fn reap_idle(&self) -> usize {
+        let mut n = 0;
+        for b in &self.backends {
+            n += b.reap_idle().await;
+        }
+        n
+    }
+
+    /// Closes every backend connection and stops every backend process.
+    pub async fn shutdown(&self) {
+        futures_util::future::join_all(self.backends.iter().map(|b| b.shutdown())).await;
+    }
+}
+
+fn str_param<'v>(params: &'v Value, key: &str, method: &str) -> Result<&'v str, CoreError> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| CoreError::InvalidParams(format!("{method} needs params.{key} (a string)")))
+}

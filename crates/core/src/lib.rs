@@ -1,0 +1,24 @@
+//! The gateway's core, shared by every client edge: capability discovery across backends,
+//! conflict resolution and filtering into one [`Catalog`], routing calls back to the owning backend,
+//! and the admission seam every list and call passes through.
+//!
+//! Identity is an explicit argument everywhere; nothing here knows about HTTP, sessions on the wire,
+//! or protocol eras.
+
+mod admission;
+mod catalog;
+mod conflict;
+mod discover;
+mod error;
+mod gateway;
+mod policy;
+mod prompts;
+mod uri_template;
+
+pub use admission::{Action, AllowAll, Authorizer, Identity, Kind};
+pub use catalog::{Catalog, Route};
+pub use discover::BackendCapabilities;
+pub use error::CoreError;
+pub use gateway::{Gateway, GatewayOptions};
+pub use policy::{AggregationPolicy, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy};
+pub use uri_template::UriTemplate;

@@ -1,0 +1,124 @@
+use super::*;
+use serde_json::json;
+
+fn parse(v: Value) -> Result<Message, ParseError> {
+    Message::parse(&serde_json::to_vec(&v).unwrap())
+}
+
+#[test]
+fn request_notification_response_error() {
+    assert_eq!(
+        parse(json!({"jsonrpc":"2.0","id":"a","method":"m","params":{"x":1}})).unwrap(),
+        Message::Request {
+            id: json!("a"),
+            method: "m".into(),
+            params: Some(json!({"x":1}))
+        }
+    );
+    assert_eq!(
+        parse(json!({"jsonrpc":"2.0","method":"n"})).unwrap(),
+        Message::Notification {
+            method: "n".into(),
+            params: None
+        }
+    );
+    assert_eq!(
+        parse(json!({"jsonrpc":"2.0","id":3,"result":{}})).unwrap(),
+        Message::Response {
+            id: json!(3),
+            result: json!({})
+        }
+    );
+    assert_eq!(
+        parse(json!({"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"x"}})).unwrap(),
+        Message::Error {
+            id: json!(3),
+            error: ErrorObject::new(-1, "x")
+        }
+    );
+}
+
+#[test]
+fn malformed_json_is_a_parse_error() {
+    let err = Message::parse(b"{not json").unwrap_err();
+    assert!(matches!(err, ParseError::Json(_)));
+    assert_eq!(err.to_error().1.code, codes::PARSE_ERROR);
+}
+
+#[test]
+fn arrays_are_batches() {
+    let err = parse(json!([{"jsonrpc":"2.0","method":"n"}])).unwrap_err();
+    assert!(matches!(err, ParseError::Batch(ref v) if v.len() == 1));
+    assert_eq!(err.to_error().1.code, codes::INVALID_REQUEST);
+}
+
+#[test]
+fn invalid_envelopes_are_invalid_requests_and_keep_the_id() {
+    for (v, keeps_id) in [
+        (json!(5), false),
+        (json!({"id":1,"method":"m"}), true),
+        (json!({"jsonrpc":"1.0","id":1,"method":"m"}), true),
+        (json!({"jsonrpc":"2.0","id":1,"method":7}), true),
+        (
+            json!({"jsonrpc":"2.0","id":1,"method":"m","params":[1]}),
+            true,
+        ),
+        (json!({"jsonrpc":"2.0","id":null,"method":"m"}), false),
+        (json!({"jsonrpc":"2.0","id":1.5,"method":"m"}), false),
+        (json!({"jsonrpc":"2.0","id":{"a":1},"method":"m"}), false),
+        (json!({"jsonrpc":"2.0","id":1}), true),
+        (
+            json!({"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}),
+            true,
+        ),
+        (json!({"jsonrpc":"2.0","id":1,"error":{"code":"x"}}), true),
+    ] {
+        let err = parse(v.clone()).unwrap_err();
+        let (id, e) = err.to_error();
+        assert_eq!(e.code, codes::INVALID_REQUEST, "{v}");
+        assert_eq!(id == json!(1), keeps_id, "{v}");
+    }
+}
+
+#[test]
+fn serialisers_round_trip() {
+    let params = json!({"name":"t"});
+    let req = request_bytes(&json!(9), "tools/call", Some(&params));
+    assert_eq!(
+        Message::parse(&req).unwrap(),
+        Message::Request {
+            id: json!(9),
+            method: "tools/call".into(),
+            params: Some(params)
+        }
+    );
+    let resp = response_bytes(&json!("x"), &json!({"ok":true}));
+    assert_eq!(
+        Message::parse(&resp).unwrap(),
+        Message::Response {
+            id: json!("x"),
+            result: json!({"ok":true})
+        }
+    );
+    let err = error_bytes(&Value::Null, &ErrorObject::new(-32700, "bad"));
+    assert_eq!(
+        Message::parse(&err).unwrap(),
+        Message::Error {
+            id: Value::Null,
+            error: ErrorObject::new(-32700, "bad")
+        }
+    );
+    let n = notification_bytes("notifications/initialized", None);
+    assert_eq!(
+        Message::parse(&n).unwrap(),
+        Message::Notification {
+            method: "notifications/initialized".into(),
+            params: None
+        }
+    );
+    let m = Message::Error {
+        id: json!(1),
+        error: ErrorObject::new(1, "m").with_data(json!(2)),
+    };
+    assert_eq!(Message::parse(&m.to_bytes()).unwrap(), m);
+}

@@ -1,0 +1,13 @@
+//! Wire-level building blocks shared by every vmcp crate: JSON-RPC 2.0 envelopes, MCP revisions,
+//! error codes, reserved `_meta` handling and Server-Sent Events framing.
+//!
+//! This crate does no I/O. Payloads stay `serde_json::Value` so fields we do not know pass through
+//! untouched; only what routing needs (method, id, `params.name`/`uri`, `_meta`) is looked at.
+
+pub mod codes;
+pub mod jsonrpc;
+pub mod meta;
+pub mod revision;
+pub mod sse;
+
+pub use jsonrpc::{ErrorObject, Message, ParseError};

@@ -1,0 +1,156 @@
+//! Server-Sent Events framing: writing events, and an incremental parser for reading them.
+
+/// One parsed SSE event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Event {
+    /// The `event:` field (empty means the default, "message").
+    pub event: String,
+    /// The `data:` lines joined with `\n`.
+    pub data: String,
+    /// The `id:` field, if any.
+    pub id: Option<String>,
+}
+
+/// Frames `data` (a single JSON document, so it has no newlines) as one `message` event.
+pub fn message_event(data: &[u8], id: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + 32);
+    out.extend_from_slice(b"event: message\n");
+    if let Some(id) = id {
+        out.extend_from_slice(b"id: ");
+        out.extend_from_slice(id.as_bytes());
+        out.push(b'\n');
+    }
+    // serde_json never emits raw newlines, but a backend's bytes might: split defensively.
+    for line in data.split(|b| *b == b'\n') {
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
+        out.push(b'\n');
+    }
+    out.push(b'\n');
+    out
+}
+
+/// Incremental SSE parser: feed it chunks as they arrive, collect complete events.
+///
+/// ```
+/// let mut p = vmcp_proto::sse::Parser::default();
+/// assert!(p.feed(b"event: message\ndata: {\"a\"").is_empty());
+/// let ev = p.feed(b":1}\n\n");
+/// assert_eq!(ev[0].data, "{\"a\":1}");
+/// ```
+#[derive(Debug, Default)]
+pub struct Parser {
+    buf: Vec<u8>,
+    current: Event,
+    has_data: bool,
+}
+
+/// Upper bound on one buffered line, so a peer that never sends a newline cannot grow memory.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// The stream broke the SSE framing rules we enforce.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineTooLong;
+
+impl Parser {
+    /// Feeds a chunk and returns the events it completed.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
+        self.try_feed(chunk).unwrap_or_default()
+    }
+
+    /// Feeds a chunk; fails if a single line grows past [`MAX_LINE`].
+    ///
+    /// # Errors
+    /// [`LineTooLong`] when the buffered partial line exceeds the limit.
+    pub fn try_feed(&mut self, chunk: &[u8]) -> Result<Vec<Event>, LineTooLong> {
+        self.buf.extend_from_slice(chunk);
+        let mut events = Vec::new();
+        let mut start = 0;
+        while let Some(pos) = self.buf[start..].iter().position(|b| *b == b'\n') {
+            let end = start + pos;
+            let line = &self.buf[start..end];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let line = String::from_utf8_lossy(line).into_owned();
+            start = end + 1;
+            if let Some(ev) = self.line(&line) {
+                events.push(ev);
+            }
+        }
+        self.buf.drain(..start);
+        if self.buf.len() > MAX_LINE {
+            self.buf.clear();
+            return Err(LineTooLong);
+        }
+        Ok(events)
+    }
+
+    fn line(&mut self, line: &str) -> Option<Event> {
+        if line.is_empty() {
+            if !self.has_data {
+                self.current = Event::default();
+                return None;
+            }
+            self.has_data = false;
+            return Some(std::mem::take(&mut self.current));
+        }
+        if line.starts_with(':') {
+            return None;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        match field {
+            "event" => self.current.event = value.to_string(),
+            "data" => {
+                if self.has_data {
+                    self.current.data.push('\n');
+                }
+                self.current.data.push_str(value);
+                self.has_data = true;
+            }
+            "id" => self.current.id = Some(value.to_string()),
+            _ => {}
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_split_events_comments_and_multiline_data() {
+        let mut p = Parser::default();
+        let mut all = p.feed(b": keepalive\n\nevent: endpoint\r\ndata: /messages?x=1\r\n\r\n");
+        all.extend(p.feed(b"data: a\ndata: b\nid: 7\n"));
+        all.extend(p.feed(b"\n"));
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].event, "endpoint");
+        assert_eq!(all[0].data, "/messages?x=1");
+        assert_eq!(all[1].data, "a\nb");
+        assert_eq!(all[1].id.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn message_event_round_trips() {
+        let framed = message_event(br#"{"x":1}"#, Some("5"));
+        let ev = Parser::default().feed(&framed);
+        assert_eq!(
+            ev,
+            vec![Event {
+                event: "message".into(),
+                data: r#"{"x":1}"#.into(),
+                id: Some("5".into())
+            }]
+        );
+    }
+
+    #[test]
+    fn over_long_line_is_refused() {
+        let mut p = Parser::default();
+        let big = vec![b'a'; MAX_LINE + 1];
+        assert_eq!(p.try_feed(&big), Err(LineTooLong));
+    }
+}

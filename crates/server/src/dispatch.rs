@@ -1,0 +1,98 @@
+//! The MCP methods every edge serves the same way: lists (paginated) and calls routed through the
+//! core. Session-specific methods (initialize, logging/setLevel) stay with their edge.
+
+use serde_json::{Map, Value, json};
+use vmcp_core::{Catalog, Gateway, Identity};
+use vmcp_proto::codes;
+
+use crate::{cursor, errors::Failure};
+
+/// Who is asking and what they see.
+pub(crate) struct Ctx<'a> {
+    pub(crate) identity: &'a Identity,
+    pub(crate) catalog: &'a Catalog,
+    /// The client session, for backends with per-session connections.
+    pub(crate) session: Option<&'a str>,
+    pub(crate) page_size: usize,
+}
+
+/// Serves one request.
+pub(crate) async fn dispatch(
+    gw: &Gateway,
+    ctx: &Ctx<'_>,
+    method: &str,
+    params: Option<Value>,
+) -> Result<Value, Failure> {
+    let params = params.unwrap_or_else(|| Value::Object(Map::new()));
+    match method {
+        "ping" => Ok(json!({})),
+        "tools/list" => page(
+            ctx,
+            &params,
+            "tools",
+            gw.list_tools(ctx.identity, ctx.catalog),
+        ),
+        "resources/list" => page(
+            ctx,
+            &params,
+            "resources",
+            gw.list_resources(ctx.identity, ctx.catalog),
+        ),
+        "resources/templates/list" => page(
+            ctx,
+            &params,
+            "resourceTemplates",
+            gw.list_templates(ctx.identity, ctx.catalog),
+        ),
+        "prompts/list" => page(
+            ctx,
+            &params,
+            "prompts",
+            gw.list_prompts(ctx.identity, ctx.catalog),
+        ),
+        "tools/call" => Ok(gw
+            .call_tool(ctx.identity, ctx.catalog, ctx.session, params)
+            .await?),
+        "resources/read" => Ok(gw
+            .read_resource(ctx.identity, ctx.catalog, ctx.session, params)
+            .await?),
+        "prompts/get" => Ok(gw
+            .get_prompt(ctx.identity, ctx.catalog, ctx.session, params)
+            .await?),
+        "completion/complete" => Ok(gw
+            .complete(ctx.identity, ctx.catalog, ctx.session, params)
+            .await?),
+        _ => Err(Failure::rpc(
+            codes::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )),
+    }
+}
+
+fn page(ctx: &Ctx<'_>, params: &Value, field: &str, items: Vec<&Value>) -> Result<Value, Failure> {
+    let offset = match params.get("cursor") {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(c)) => cursor::decode(field, c)
+            .filter(|o| *o <= items.len())
+            .ok_or_else(|| Failure::rpc(codes::INVALID_PARAMS, "invalid cursor"))?,
+        Some(_) => {
+            return Err(Failure::rpc(
+                codes::INVALID_PARAMS,
+                "cursor must be a string",
+            ));
+        }
+    };
+    let end = (offset + ctx.page_size.max(1)).min(items.len());
+    let mut out = Map::with_capacity(2);
+    out.insert(
+        field.to_string(),
+        Value::Array(items[offset..end].iter().map(|v| (*v).clone()).collect()),
+    );
+    if end < items.len() {
+        out.insert(
+            "nextCursor".into(),
+            Value::String(cursor::encode(field, end)),
+        );
+    }
+    Ok(Value::Object(out))
+}

@@ -1,0 +1,408 @@
+//! The Legacy client edge: MCP Streamable HTTP as of 2025-11-25 (negotiating down to 2025-06-18
+//! and 2025-03-26). POST carries messages, GET opens the session's server-to-client stream, DELETE
+//! ends the session. Reading top to bottom follows one request: guards, body, parse, session,
+//! version header, then the method.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::response::Response;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use vmcp_core::Identity;
+use vmcp_proto::{Message, ParseError, codes, jsonrpc, revision};
+
+use crate::{
+    dispatch::{self, Ctx},
+    errors::Failure,
+    guard::Refusal,
+    reply::{self, Format},
+    session::{Session, short},
+    state::AppState,
+};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+/// JSON-RPC code for an unknown or expired session (the convention of the reference SDKs).
+const SESSION_NOT_FOUND: i64 = -32001;
+/// Comment sent on idle GET streams so proxies keep them open.
+const KEEPALIVE: Duration = Duration::from_secs(15);
+
+/// POST /mcp: one JSON-RPC message (or, for 2025-03-26 sessions, a batch).
+pub(crate) async fn post(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if let Err(r) = guard(&state, &headers) {
+        return r;
+    }
+    if !is_json(&headers) {
+        return reply::refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            codes::INVALID_REQUEST,
+            "Content-Type must be application/json",
+        );
+    }
+    let limit = state.options.max_body_bytes;
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(b) => b,
+        Err(_) => {
+            return reply::refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                codes::INVALID_REQUEST,
+                format!("request body larger than {limit} bytes"),
+            );
+        }
+    };
+    let format = Format::from_accept(&headers);
+    let msg = match Message::parse(&bytes) {
+        Ok(m) => m,
+        Err(ParseError::Batch(items)) => return batch(&state, &headers, items, format).await,
+        Err(e) => {
+            let (id, err) = e.to_error();
+            return reply::message(
+                StatusCode::BAD_REQUEST,
+                format,
+                jsonrpc::error_bytes(&id, &err),
+            );
+        }
+    };
+    if let Message::Request { id, method, params } = &msg {
+        if method == "initialize" {
+            return initialize(&state, id, params.as_ref(), format).await;
+        }
+    }
+    let session = match session_of(&state, &headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    if let Err(r) = check_version(&headers) {
+        return r;
+    }
+    match handle(&state, &session, msg).await {
+        Some(Ok((id, result))) => reply::result(format, &id, &result),
+        Some(Err((id, failure))) => reply::failure(format, &id, &failure),
+        None => reply::accepted(),
+    }
+}
+
+type Answer = Result<(Value, Value), (Value, Failure)>;
+
+/// Handles one message within a session; None when it needs no answer.
+async fn handle(state: &AppState, session: &Arc<Session>, msg: Message) -> Option<Answer> {
+    match msg {
+        Message::Request { id, method, params } => {
+            tracing::debug!(session = %short(&session.id), %method, "request");
+            let outcome = match method.as_str() {
+                "initialize" => Err(Failure::rpc(
+                    codes::INVALID_REQUEST,
+                    "initialize is only valid as the first message, without a session",
+                )),
+                "logging/setLevel" => set_level(session, params.as_ref()),
+                _ => {
+                    let catalog = session.catalog();
+                    let ctx = Ctx {
+                        identity: &session.identity,
+                        catalog: &catalog,
+                        session: Some(&session.id),
+                        page_size: state.options.page_size,
+                    };
+                    dispatch::dispatch(&state.gateway, &ctx, &method, params).await
+                }
+            };
+            Some(outcome.map(|r| (id.clone(), r)).map_err(|f| (id, f)))
+        }
+        Message::Notification { method, .. } => {
+            if method == "notifications/initialized" {
+                session
+                    .initialized
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            tracing::debug!(session = %short(&session.id), %method, "notification");
+            None
+        }
+        // Answers to server-to-client requests; the gateway sends none outside forwarding yet.
+        Message::Response { .. } | Message::Error { .. } => None,
+    }
+}
+
+async fn initialize(
+    state: &AppState,
+    id: &Value,
+    params: Option<&Value>,
+    format: Format,
+) -> Response {
+    let Some(requested) = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+    else {
+        let f = Failure::rpc(
+            codes::INVALID_PARAMS,
+            "initialize needs params.protocolVersion (a string)",
+        );
+        return reply::failure(format, id, &f);
+    };
+    let version = revision::negotiate(requested);
+    let identity = Identity::anonymous();
+    let catalog = match state.gateway.catalog(&identity).await {
+        Ok(c) => c,
+        Err(e) => return reply::failure(format, id, &Failure::from(e)),
+    };
+    let capabilities = params
+        .and_then(|p| p.get("capabilities"))
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let (session, evicted) = state
+        .sessions
+        .create(version, capabilities, identity, catalog);
+    if let Some(old) = evicted {
+        tracing::info!(session = %short(&old.id), "session cap reached; ended the least recently used session");
+        let gw = state.gateway.clone();
+        tokio::spawn(async move { gw.end_session(&old.id).await });
+    }
+    tracing::info!(session = %short(&session.id), %version, "session created");
+    let result = json!({
+        "protocolVersion": version,
+        "capabilities": {
+            "tools": {},
+            "resources": {},
+            "prompts": {},
+            "completions": {},
+            "logging": {}
+        },
+        "serverInfo": {
+            "name": "vmcp",
+            "title": state.options.name,
+            "version": env!("CARGO_PKG_VERSION")
+        }
+    });
+    let mut resp = reply::result(format, id, &result);
+    if let Ok(v) = HeaderValue::from_str(&session.id) {
+        resp.headers_mut().insert(SESSION_HEADER, v);
+    }
+    resp
+}
+
+fn set_level(session: &Session, params: Option<&Value>) -> Result<Value, Failure> {
+    let level = params
+        .and_then(|p| p.get("level"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if session.set_log_level(level) {
+        Ok(json!({}))
+    } else {
+        Err(Failure::rpc(
+            codes::INVALID_PARAMS,
+            format!("unknown log level {level:?}"),
+        ))
+    }
+}
+
+/// A JSON-RPC batch: only sessions at 2025-03-26 may send one.
+async fn batch(
+    state: &AppState,
+    headers: &HeaderMap,
+    items: Vec<Value>,
+    format: Format,
+) -> Response {
+    let session = match session_of(state, headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    if !revision::allows_batches(session.protocol_version) {
+        let (id, err) = ParseError::Batch(Vec::new()).to_error();
+        return reply::message(
+            StatusCode::BAD_REQUEST,
+            format,
+            jsonrpc::error_bytes(&id, &err),
+        );
+    }
+    if items.is_empty() {
+        return reply::refuse(
+            StatusCode::BAD_REQUEST,
+            codes::INVALID_REQUEST,
+            "empty batch",
+        );
+    }
+    let mut answers = Vec::new();
+    for item in items {
+        let answer = match Message::from_value(item) {
+            Ok(Message::Request { id, method, .. }) if method == "initialize" => Some(Err((
+                id,
+                Failure::rpc(
+                    codes::INVALID_REQUEST,
+                    "initialize cannot be part of a batch",
+                ),
+            ))),
+            Ok(msg) => handle(state, &session, msg).await,
+            Err(e) => {
+                let (id, err) = e.to_error();
+                Some(Err((
+                    id,
+                    Failure {
+                        status: StatusCode::OK,
+                        error: err,
+                    },
+                )))
+            }
+        };
+        match answer {
+            Some(Ok((id, result))) => {
+                answers.push(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            }
+            Some(Err((id, f))) => {
+                answers.push(json!({"jsonrpc": "2.0", "id": id, "error": f.error}))
+            }
+            None => {}
+        }
+    }
+    if answers.is_empty() {
+        return reply::accepted();
+    }
+    reply::message(
+        StatusCode::OK,
+        format,
+        serde_json::to_vec(&answers).unwrap_or_default(),
+    )
+}
+
+/// GET /mcp: the session's stream for server-to-client messages.
+pub(crate) async fn get_stream(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(r) = guard(&state, &headers) {
+        return r;
+    }
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !accept.contains("text/event-stream") {
+        return reply::refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            codes::INVALID_REQUEST,
+            "GET needs Accept: text/event-stream",
+        );
+    }
+    let session = match session_of(&state, &headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    if let Err(r) = check_version(&headers) {
+        return r;
+    }
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    session.attach_stream(tx);
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        match tokio::time::timeout(KEEPALIVE, rx.recv()).await {
+            Ok(Some(bytes)) => Some((Ok::<_, Infallible>(bytes), rx)),
+            Ok(None) => None,
+            Err(_) => Some((Ok(Bytes::from_static(b": keepalive\n\n")), rx)),
+        }
+    });
+    let mut resp = Response::new(Body::from_stream(stream));
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    resp
+}
+
+/// DELETE /mcp: ends the session and releases what it held on the backends.
+pub(crate) async fn delete(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(r) = guard(&state, &headers) {
+        return r;
+    }
+    let id = match session_header(&headers) {
+        Ok(id) => id,
+        Err(r) => return r,
+    };
+    match state.sessions.remove(id) {
+        Some(s) => {
+            tracing::info!(session = %short(&s.id), "session ended by client");
+            state.gateway.end_session(&s.id).await;
+            reply::accepted_with(StatusCode::OK)
+        }
+        None => reply::refuse(
+            StatusCode::NOT_FOUND,
+            SESSION_NOT_FOUND,
+            "Session not found",
+        ),
+    }
+}
+
+fn guard(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
+    state.options.origins.check(headers).map_err(|r| {
+        let what = match r {
+            Refusal::Host(h) => format!("Forbidden: Host {h:?} is not allowed"),
+            Refusal::Origin(o) => format!("Forbidden: Origin {o:?} is not allowed"),
+        };
+        tracing::warn!("{what}");
+        reply::refuse(StatusCode::FORBIDDEN, codes::INVALID_REQUEST, what)
+    })
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        })
+}
+
+fn session_header(headers: &HeaderMap) -> Result<&str, Response> {
+    let Some(raw) = headers.get(SESSION_HEADER) else {
+        return Err(reply::refuse(
+            StatusCode::BAD_REQUEST,
+            codes::INVALID_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        ));
+    };
+    raw.to_str()
+        .ok()
+        .filter(|s| !s.is_empty() && s.bytes().all(|b| (0x21..=0x7e).contains(&b)))
+        .ok_or_else(|| {
+            reply::refuse(
+                StatusCode::BAD_REQUEST,
+                codes::INVALID_REQUEST,
+                "Bad Request: malformed Mcp-Session-Id",
+            )
+        })
+}
+
+fn session_of(state: &AppState, headers: &HeaderMap) -> Result<Arc<Session>, Response> {
+    let id = session_header(headers)?;
+    state.sessions.get(id).ok_or_else(|| {
+        reply::refuse(
+            StatusCode::NOT_FOUND,
+            SESSION_NOT_FOUND,
+            "Session not found",
+        )
+    })
+}
+
+fn check_version(headers: &HeaderMap) -> Result<(), Response> {
+    match headers
+        .get(VERSION_HEADER)
+        .map(|v| v.to_str().unwrap_or(""))
+    {
+        None => Ok(()),
+        Some(v) if revision::is_legacy_supported(v) => Ok(()),
+        Some(v) => Err(reply::refuse(
+            StatusCode::BAD_REQUEST,
+            codes::INVALID_REQUEST,
+            format!(
+                "Bad Request: unsupported MCP-Protocol-Version {v:?} (supported: {})",
+                revision::LEGACY_VERSIONS.join(", ")
+            ),
+        )),
+    }
+}

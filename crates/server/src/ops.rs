@@ -1,0 +1,56 @@
+//! Operational endpoints: liveness, readiness and a status read-model of every backend.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::state::AppState;
+
+/// `/health` and `/ping`: the process is up.
+pub(crate) async fn health() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+/// `/readyz`: ready once the first aggregation succeeded.
+pub(crate) async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    if state.gateway.is_ready() {
+        (StatusCode::OK, Json(json!({"status": "ready"}))).into_response()
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"status": "not ready"})),
+        )
+            .into_response()
+    }
+}
+
+/// `/status`: each backend's name, transport, health, MCP revision and advertised tool count.
+pub(crate) async fn status(State(state): State<Arc<AppState>>) -> Json<Value> {
+    let catalog = state.gateway.cached_catalog();
+    let backends: Vec<Value> = state
+        .gateway
+        .backends()
+        .iter()
+        .map(|b| {
+            let mut v = serde_json::to_value(b.status()).unwrap_or(Value::Null);
+            if let (Some(obj), Some(cat)) = (v.as_object_mut(), &catalog) {
+                obj.insert("toolCount".into(), json!(cat.tool_count(b.id())));
+                if let Some((_, why)) = cat.failed().iter().find(|(id, _)| id == b.id()) {
+                    obj.insert("lastError".into(), json!(why));
+                }
+            }
+            v
+        })
+        .collect();
+    Json(json!({
+        "name": state.options.name,
+        "version": env!("CARGO_PKG_VERSION"),
+        "ready": state.gateway.is_ready(),
+        "sessions": state.sessions.len(),
+        "backends": backends,
+    }))
+}

@@ -1,0 +1,83 @@
+//! Building HTTP responses that carry JSON-RPC messages, as JSON or as a one-event SSE stream.
+
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use serde_json::Value;
+use vmcp_proto::{ErrorObject, jsonrpc, sse};
+
+use crate::errors::Failure;
+
+/// How the client wants answers to its POSTs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Json,
+    EventStream,
+}
+
+impl Format {
+    /// JSON unless the client accepts only an event stream.
+    pub(crate) fn from_accept(headers: &HeaderMap) -> Format {
+        let accept = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let json = accept.is_empty()
+            || accept.contains("application/json")
+            || accept.contains("*/*")
+            || accept.contains("application/*");
+        if !json && accept.contains("text/event-stream") {
+            Format::EventStream
+        } else {
+            Format::Json
+        }
+    }
+}
+
+/// A response carrying one serialised JSON-RPC message.
+pub(crate) fn message(status: StatusCode, format: Format, bytes: Vec<u8>) -> Response {
+    let (ctype, body) = match format {
+        Format::Json => ("application/json", bytes),
+        Format::EventStream => ("text/event-stream", sse::message_event(&bytes, None)),
+    };
+    let mut resp = (status, body).into_response();
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+    resp
+}
+
+/// A success response for request `id`.
+pub(crate) fn result(format: Format, id: &Value, result: &Value) -> Response {
+    message(StatusCode::OK, format, jsonrpc::response_bytes(id, result))
+}
+
+/// An error response for request `id`.
+pub(crate) fn failure(format: Format, id: &Value, failure: &Failure) -> Response {
+    message(
+        failure.status,
+        format,
+        jsonrpc::error_bytes(id, &failure.error),
+    )
+}
+
+/// An HTTP-level refusal (bad session, bad header, too large...) with a JSON-RPC error body.
+pub(crate) fn refuse(status: StatusCode, code: i64, message: impl Into<String>) -> Response {
+    let err = ErrorObject::new(code, message);
+    let mut resp = Response::new(Body::from(jsonrpc::error_bytes(&Value::Null, &err)));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// 202 Accepted, no body: the answer to notifications and responses.
+pub(crate) fn accepted() -> Response {
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// An empty response with `status`.
+pub(crate) fn accepted_with(status: StatusCode) -> Response {
+    status.into_response()
+}

@@ -1,0 +1,298 @@
+//! Legacy (session-based) client sessions: unguessable ids, a sliding TTL, an LRU cap, and the
+//! GET stream for server-to-client messages.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use bytes::Bytes;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use vmcp_core::{Catalog, Identity};
+
+use crate::state::AppState;
+
+/// MCP log levels, in increasing severity (RFC 5424 order).
+pub(crate) const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// One client session.
+pub(crate) struct Session {
+    pub(crate) id: String,
+    pub(crate) protocol_version: &'static str,
+    pub(crate) client_capabilities: Value,
+    pub(crate) identity: Identity,
+    catalog: Mutex<Arc<Catalog>>,
+    log_level: AtomicU8,
+    pub(crate) initialized: AtomicBool,
+    last_seen_ms: AtomicU64,
+    stream: Mutex<Option<mpsc::Sender<Bytes>>>,
+}
+
+impl Session {
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        self.catalog
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sets the minimum log level the client wants; false if `level` is not an MCP level.
+    pub(crate) fn set_log_level(&self, level: &str) -> bool {
+        match LOG_LEVELS.iter().position(|l| *l == level) {
+            Some(i) => {
+                self.log_level.store(i as u8, Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The client's minimum log level, as an index into [`LOG_LEVELS`].
+    #[allow(dead_code)]
+    pub(crate) fn log_level(&self) -> usize {
+        self.log_level.load(Ordering::Relaxed) as usize
+    }
+
+    /// Attaches a new GET stream, replacing (and so closing) any previous one.
+    pub(crate) fn attach_stream(&self, tx: mpsc::Sender<Bytes>) {
+        *self.stream.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    }
+
+    fn close_stream(&self) {
+        self.stream.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+}
+
+/// All live sessions.
+pub struct SessionStore {
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    ttl: Duration,
+    max: usize,
+    epoch: Instant,
+}
+
+impl SessionStore {
+    /// A store whose sessions expire after `ttl` without a request and which holds at most `max`.
+    pub fn new(ttl: Duration, max: usize) -> Self {
+        Self {
+            sessions: Mutex::new(HashMap::new()),
+            ttl,
+            max: max.max(1),
+            epoch: Instant::now(),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Number of live sessions.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether there are no sessions.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Creates a session; returns it and the session evicted to make room, if any.
+    pub(crate) fn create(
+        &self,
+        protocol_version: &'static str,
+        client_capabilities: Value,
+        identity: Identity,
+        catalog: Arc<Catalog>,
+    ) -> (Arc<Session>, Option<Arc<Session>>) {
+        let session = Arc::new(Session {
+            id: new_session_id(),
+            protocol_version,
+            client_capabilities,
+            identity,
+            catalog: Mutex::new(catalog),
+            log_level: AtomicU8::new(1),
+            initialized: AtomicBool::new(false),
+            last_seen_ms: AtomicU64::new(self.now_ms()),
+            stream: Mutex::new(None),
+        });
+        let mut map = self.lock();
+        let evicted = if map.len() >= self.max {
+            let lru = map
+                .values()
+                .min_by_key(|s| s.last_seen_ms.load(Ordering::Relaxed))
+                .map(|s| s.id.clone());
+            lru.and_then(|id| map.remove(&id))
+        } else {
+            None
+        };
+        map.insert(session.id.clone(), session.clone());
+        (session, evicted)
+    }
+
+    /// The live session `id`, refreshing its TTL; None if unknown or expired.
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
+        let now = self.now_ms();
+        let session = self.lock().get(id).cloned()?;
+        let last = session.last_seen_ms.load(Ordering::Relaxed);
+        if now.saturating_sub(last) > self.ttl.as_millis() as u64 {
+            return None;
+        }
+        session.last_seen_ms.store(now, Ordering::Relaxed);
+        Some(session)
+    }
+
+    /// Removes session `id`.
+    pub(crate) fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        let s = self.lock().remove(id);
+        if let Some(s) = &s {
+            s.close_stream();
+        }
+        s
+    }
+
+    /// Removes and returns every expired session.
+    pub(crate) fn take_expired(&self) -> Vec<Arc<Session>> {
+        let now = self.now_ms();
+        let ttl = self.ttl.as_millis() as u64;
+        let mut map = self.lock();
+        let expired: Vec<String> = map
+            .values()
+            .filter(|s| now.saturating_sub(s.last_seen_ms.load(Ordering::Relaxed)) > ttl)
+            .map(|s| s.id.clone())
+            .collect();
+        expired
+            .iter()
+            .filter_map(|id| map.remove(id))
+            .inspect(|s| s.close_stream())
+            .collect()
+    }
+
+    /// Ends every GET stream (at shutdown, so open streams do not hold the server).
+    pub fn close_all_streams(&self) {
+        for s in self.lock().values() {
+            s.close_stream();
+        }
+    }
+
+    /// Ids of all sessions (for shutdown).
+    pub fn ids(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
+    }
+}
+
+/// 32 random bytes, base64url: visible ASCII, unguessable.
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 32];
+    if getrandom::fill(&mut bytes).is_err() {
+        // The OS RNG is not expected to fail; refuse to mint predictable ids if it does.
+        panic!("the operating system's random number generator failed");
+    }
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Periodically ends expired sessions and reaps idle per-session backend connections.
+pub(crate) async fn reap_loop(state: Arc<AppState>) {
+    let every = (state.sessions.ttl / 4).clamp(Duration::from_millis(200), Duration::from_secs(30));
+    loop {
+        tokio::time::sleep(every).await;
+        for s in state.sessions.take_expired() {
+            tracing::debug!(session = %short(&s.id), "session expired");
+            state.gateway.end_session(&s.id).await;
+        }
+        let reaped = state.gateway.reap_idle().await;
+        if reaped > 0 {
+            tracing::debug!(reaped, "idle per-session backend connections reaped");
+        }
+    }
+}
+
+/// A session id shortened for logs (ids are bearer-like; never log them whole).
+pub(crate) fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(ttl_ms: u64, max: usize) -> SessionStore {
+        SessionStore::new(Duration::from_millis(ttl_ms), max)
+    }
+
+    fn create(s: &SessionStore) -> (Arc<Session>, Option<Arc<Session>>) {
+        s.create(
+            "2025-11-25",
+            Value::Null,
+            Identity::anonymous(),
+            Arc::new(Catalog::default()),
+        )
+    }
+
+    #[test]
+    fn ids_are_long_visible_ascii_and_distinct() {
+        let a = new_session_id();
+        let b = new_session_id();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 43);
+        assert!(a.bytes().all(|c| (0x21..=0x7e).contains(&c)));
+    }
+
+    #[test]
+    fn sessions_expire_after_ttl_without_use() {
+        let s = store(50, 10);
+        let (sess, _) = create(&s);
+        assert!(s.get(&sess.id).is_some());
+        std::thread::sleep(Duration::from_millis(120));
+        assert!(s.get(&sess.id).is_none());
+        assert_eq!(s.take_expired().len(), 1);
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn use_slides_the_ttl() {
+        let s = store(150, 10);
+        let (sess, _) = create(&s);
+        for _ in 0..4 {
+            std::thread::sleep(Duration::from_millis(60));
+            assert!(s.get(&sess.id).is_some());
+        }
+    }
+
+    #[test]
+    fn cap_evicts_least_recently_used() {
+        let s = store(60_000, 2);
+        let (a, _) = create(&s);
+        std::thread::sleep(Duration::from_millis(5));
+        let (b, _) = create(&s);
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(s.get(&a.id).is_some()); // a is now more recent than b
+        let (_c, evicted) = create(&s);
+        assert_eq!(evicted.map(|e| e.id.clone()), Some(b.id.clone()));
+        assert_eq!(s.len(), 2);
+        assert!(s.get(&b.id).is_none());
+    }
+
+    #[test]
+    fn log_levels_validate() {
+        let s = store(1000, 1);
+        let (sess, _) = create(&s);
+        assert!(sess.set_log_level("warning"));
+        assert_eq!(sess.log_level(), 3);
+        assert!(!sess.set_log_level("verbose"));
+    }
+}

@@ -1,0 +1,58 @@
+//! Shared state of the HTTP edge.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use vmcp_core::Gateway;
+
+use crate::{guard::OriginPolicy, session::SessionStore};
+
+/// Settings of the HTTP edge.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// The config's `name`, shown as the gateway's title.
+    pub name: String,
+    /// Largest accepted request body.
+    pub max_body_bytes: usize,
+    /// Host/Origin validation.
+    pub origins: OriginPolicy,
+    /// Page size of Legacy list results.
+    pub page_size: usize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            name: "vmcp".into(),
+            max_body_bytes: 4 * 1024 * 1024,
+            origins: OriginPolicy::default(),
+            page_size: 1000,
+        }
+    }
+}
+
+/// Everything a request handler needs.
+pub struct AppState {
+    /// The core.
+    pub gateway: Arc<Gateway>,
+    /// Legacy sessions.
+    pub sessions: SessionStore,
+    /// Edge settings.
+    pub options: ServerOptions,
+}
+
+impl AppState {
+    /// New state; sessions expire after `session_ttl` idle and are capped at `max_sessions`.
+    pub fn new(
+        gateway: Arc<Gateway>,
+        options: ServerOptions,
+        session_ttl: Duration,
+        max_sessions: usize,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            sessions: SessionStore::new(session_ttl, max_sessions),
+            gateway,
+            options,
+        })
+    }
+}

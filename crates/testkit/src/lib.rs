@@ -1,0 +1,56 @@
+//! Fixture MCP servers for vmcp's integration tests, quickstart example and benchmarks.
+//!
+//! The `vmcp-fixture` binary serves a small, fixed MCP catalogue (tools, resources, a prompt,
+//! completions) over stdio, Streamable HTTP or the legacy HTTP+SSE transport, and can
+//! misbehave on purpose (`crash`, `garbage`, `rpc_error`, `forget_session`, `sleep`). It is
+//! hand-rolled on tokio + axum + serde_json, not an MCP SDK, so that it stays small, fast and
+//! free to break the protocol.
+//!
+//! This crate owns the fixture and the helpers to start it ([`fixture_bin`],
+//! [`FixtureProcess`], [`serve_http_in_process`]); it does not depend on any other vmcp crate.
+//!
+//! Module map: `protocol` answers methods without knowing the transport; `stdio`, `http` and
+//! `sse` are the three transports; `spawn` finds and starts the binary; `cli` is its command line.
+
+mod cli;
+mod events;
+mod http;
+mod protocol;
+mod spawn;
+mod sse;
+mod stdio;
+
+pub use cli::{Cli, Transport, run};
+pub use http::serve_http_in_process;
+pub use spawn::{FixtureProcess, fixture_bin};
+pub use sse::serve_sse_in_process;
+
+/// What one fixture server offers and how its http transport behaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixtureOptions {
+    /// `serverInfo.name`, `whoami`'s answer and part of resource URIs (default `fixture`).
+    pub name: String,
+    /// How many extra trivial tools `tool_0 .. tool_{N-1}` to offer (default 0).
+    pub tools: usize,
+    /// Offer resources (default true).
+    pub resources: bool,
+    /// Offer prompts (default true).
+    pub prompts: bool,
+    /// http: answer POSTs as one-event `text/event-stream` instead of JSON (default false).
+    pub sse_responses: bool,
+    /// http: no sessions at all (default false).
+    pub stateless: bool,
+}
+
+impl Default for FixtureOptions {
+    fn default() -> Self {
+        Self {
+            name: "fixture".to_owned(),
+            tools: 0,
+            resources: true,
+            prompts: true,
+            sse_responses: false,
+            stateless: false,
+        }
+    }
+}

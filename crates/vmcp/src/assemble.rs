@@ -1,0 +1,121 @@
+//! Turns a loaded config into the running pieces: backends, the core's options, the edge's options.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use serde_json::{Map, Value};
+use vmcp_backend::{Backend, BackendSpec, Isolation, StdioSpec, TransportSpec};
+use vmcp_config::{Config, ConflictStrategy, ToolVisibility, Transport};
+use vmcp_core::{
+    AggregationPolicy, GatewayOptions, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy,
+};
+
+/// The backends of `config`, started (shared stdio backends spawn their process now).
+pub(crate) fn backends(config: &Config) -> anyhow::Result<Vec<Arc<Backend>>> {
+    let client = vmcp_backend::http_client()?;
+    let threshold = config.operational.failure_handling.unhealthy_threshold;
+    config
+        .backends
+        .iter()
+        .map(|b| {
+            let headers: Vec<(String, String)> = b
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let url = || b.url.clone().unwrap_or_default();
+            let transport = match b.transport {
+                Transport::StreamableHttp => TransportSpec::StreamableHttp {
+                    url: url(),
+                    headers,
+                },
+                Transport::Sse => TransportSpec::Sse {
+                    url: url(),
+                    headers,
+                },
+                Transport::Stdio => TransportSpec::Stdio(StdioSpec {
+                    command: b.command.clone().unwrap_or_default(),
+                    args: b.args.clone(),
+                    env: b.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    cwd: b.cwd.clone(),
+                }),
+            };
+            let spec = BackendSpec {
+                id: b.name.clone(),
+                transport,
+                timeout: config.timeout_for(&b.name),
+                isolation: match b.isolation {
+                    vmcp_config::Isolation::Shared => Isolation::Shared,
+                    vmcp_config::Isolation::PerSession => Isolation::PerSession,
+                },
+                max_per_session: config.server.max_per_session_processes,
+                per_session_idle: config.server.per_session_idle_timeout,
+                unhealthy_threshold: threshold,
+            };
+            Backend::new(spec, client.clone()).with_context(|| format!("backend {}", b.name))
+        })
+        .collect()
+}
+
+/// The core's options from the `aggregation` and `operational` sections.
+pub(crate) fn gateway_options(config: &Config) -> GatewayOptions {
+    let agg = &config.aggregation;
+    let workloads = agg
+        .tools
+        .iter()
+        .map(|w| {
+            let overrides = w
+                .overrides
+                .iter()
+                .map(|(tool, o)| {
+                    let mut annotations = Map::new();
+                    if let Some(a) = &o.annotations {
+                        let mut set = |k: &str, v: Option<Value>| {
+                            if let Some(v) = v {
+                                annotations.insert(k.to_string(), v);
+                            }
+                        };
+                        set("title", a.title.clone().map(Value::String));
+                        set("readOnlyHint", a.read_only_hint.map(Value::Bool));
+                        set("destructiveHint", a.destructive_hint.map(Value::Bool));
+                        set("idempotentHint", a.idempotent_hint.map(Value::Bool));
+                        set("openWorldHint", a.open_world_hint.map(Value::Bool));
+                    }
+                    let o = ToolOverride {
+                        name: o.name.clone(),
+                        description: o.description.clone(),
+                        annotations,
+                    };
+                    (tool.clone(), o)
+                })
+                .collect();
+            let policy = WorkloadPolicy {
+                filter: w.filter.clone(),
+                exclude_all: w.exclude_all,
+                overrides,
+            };
+            (w.workload.clone(), policy)
+        })
+        .collect();
+    let policy = AggregationPolicy {
+        strategy: match agg.conflict_resolution {
+            ConflictStrategy::Prefix => Strategy::Prefix,
+            ConflictStrategy::Priority => Strategy::Priority,
+            ConflictStrategy::Manual => Strategy::Manual,
+        },
+        prefix_format: agg.conflict_resolution_config.prefix_format.clone(),
+        priority_order: agg.conflict_resolution_config.priority_order.clone(),
+        workloads,
+        exclude_all_tools: agg.exclude_all_tools,
+        deny_unlisted: agg.default_tool_visibility == ToolVisibility::Deny,
+    };
+    GatewayOptions {
+        policy,
+        partial_failure: match config.operational.failure_handling.partial_failure_mode {
+            vmcp_config::PartialFailureMode::Fail => PartialFailureMode::Fail,
+            vmcp_config::PartialFailureMode::BestEffort => PartialFailureMode::BestEffort,
+        },
+        discovery_timeout: config.server.discovery_timeout,
+        ..GatewayOptions::default()
+    }
+}

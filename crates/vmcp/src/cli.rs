@@ -1,0 +1,69 @@
+//! Command-line interface.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// A Virtual MCP Server: one MCP endpoint in front of many MCP servers.
+#[derive(Parser, Debug)]
+#[command(name = "vmcp", version, about)]
+pub(crate) struct Cli {
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub(crate) log_format: LogFormat,
+    /// Log at debug level.
+    #[arg(long, global = true)]
+    pub(crate) debug: bool,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Run the gateway.
+    Serve(ServeArgs),
+    /// Check a config file and list every problem.
+    Validate {
+        /// The config file.
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// Print a starter config (or convert an mcpServers JSON file).
+    Init {
+        /// A Claude Desktop / Cursor / VS Code MCP servers file to convert.
+        #[arg(long)]
+        from_mcp_json: Option<PathBuf>,
+    },
+    /// Print the version.
+    Version,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ServeArgs {
+    /// The config file.
+    #[arg(long)]
+    pub(crate) config: PathBuf,
+    /// Address to listen on (overrides server.host).
+    #[arg(long)]
+    pub(crate) host: Option<String>,
+    /// Port to listen on, 0 for any (overrides server.port).
+    #[arg(long)]
+    pub(crate) port: Option<u16>,
+    /// Idle time after which a session expires, e.g. 30m (overrides server.sessionTtl).
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) session_ttl: Option<Duration>,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    vmcp_config::parse_duration(s)
+}

@@ -1,0 +1,119 @@
+//! `vmcp serve`: load, refuse what is not implemented, start backends, serve until a signal, then
+//! shut down in order (stop accepting, drain, close backend sessions, reap every child).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use vmcp_core::{Gateway, Identity};
+use vmcp_server::{AppState, OriginPolicy, ServerOptions};
+
+use crate::{assemble, cli::ServeArgs};
+
+/// How long in-flight requests get to finish after a shutdown signal.
+const DRAIN: Duration = Duration::from_secs(10);
+
+pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let config = vmcp_config::load_file(&args.config)
+        .map_err(|e| anyhow::anyhow!("invalid config {}:\n{e}", args.config.display()))?;
+    let unsupported = config.unsupported();
+    if !unsupported.is_empty() {
+        let list: Vec<String> = unsupported
+            .iter()
+            .map(|u| format!("  not supported yet: {u}"))
+            .collect();
+        bail!(
+            "{} uses configuration vmcp does not implement yet:\n{}",
+            args.config.display(),
+            list.join("\n")
+        );
+    }
+    let host = args
+        .host
+        .clone()
+        .unwrap_or_else(|| config.server.host.clone());
+    let port = args.port.unwrap_or(config.server.port);
+    let session_ttl = args.session_ttl.unwrap_or(config.server.session_ttl);
+    let listener = tokio::net::TcpListener::bind((host.as_str(), port))
+        .await
+        .with_context(|| format!("cannot listen on {host}:{port}"))?;
+    let local = listener.local_addr()?;
+
+    let backends = assemble::backends(&config)?;
+    let gateway = Arc::new(Gateway::new(backends, assemble::gateway_options(&config)));
+    let options = ServerOptions {
+        name: config.name.clone(),
+        max_body_bytes: config.server.max_body_bytes,
+        origins: OriginPolicy {
+            allowed_origins: config.server.allowed_origins.clone(),
+            allowed_hosts: config.server.allowed_hosts.clone(),
+            bound_to_loopback: host
+                .parse::<IpAddr>()
+                .map_or(host == "localhost", |ip| ip.is_loopback()),
+        },
+        ..ServerOptions::default()
+    };
+    let state = AppState::new(
+        gateway.clone(),
+        options,
+        session_ttl,
+        config.server.max_sessions,
+    );
+
+    // Aggregate once in the background so /readyz turns ready without waiting for a client.
+    let warm = gateway.clone();
+    tokio::spawn(async move {
+        match warm.catalog(&Identity::anonymous()).await {
+            Ok(c) => tracing::info!(
+                tools = c.tools().len(),
+                prompts = c.prompts().len(),
+                resources = c.resources().len(),
+                "capabilities aggregated"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "initial aggregation failed; will retry when a client connects")
+            }
+        }
+    });
+
+    tracing::info!(name = %config.name, backends = config.backends.len(), "vmcp listening on http://{local}/mcp");
+    // Tests and scripts read this line to learn the port.
+    println!("vmcp listening on http://{local}/mcp");
+    vmcp_server::serve(listener, state.clone(), shutdown_signal(), DRAIN).await?;
+
+    tracing::info!("shutting down: closing sessions and backends");
+    for id in state.sessions.ids() {
+        gateway.end_session(&id).await;
+    }
+    if tokio::time::timeout(Duration::from_secs(10), gateway.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("backends did not close within 10s");
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutdown signal received");
+}
