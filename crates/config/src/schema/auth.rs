@@ -1,0 +1,165 @@
+//! `incomingAuth` and `outgoingAuth`. The auth type and strategy type are decoded and
+//! checked; the bodies (OIDC, authz, per-strategy settings) are kept loosely typed
+//! until the auth crate implements them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use yaml_serde::Value;
+
+use super::RawSection;
+use crate::error::{Issues, KeyPath};
+use crate::reader::{Choice, Fields, entries};
+
+/// `incomingAuth.type`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum IncomingAuthType {
+    /// No client authentication (`anonymous`, the default when `incomingAuth` is absent).
+    #[default]
+    Anonymous,
+    /// ToolHive's `local` mode.
+    Local,
+    /// OpenID Connect bearer tokens (`oidc`).
+    Oidc,
+}
+
+impl Choice for IncomingAuthType {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("anonymous", Self::Anonymous),
+        ("local", Self::Local),
+        ("oidc", Self::Oidc),
+    ];
+}
+
+impl IncomingAuthType {
+    /// The spelling used in the YAML.
+    pub fn as_str(self) -> &'static str {
+        self.name()
+    }
+}
+
+/// `incomingAuth`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IncomingAuthConfig {
+    /// `type`.
+    pub kind: IncomingAuthType,
+    /// `oidc` (issuer, audience, clientId, jwksUrl, ...), kept as written.
+    pub oidc: Option<RawSection>,
+    /// `authz` (`type: cedar|none`, `policies`, ...), kept as written.
+    pub authz: Option<RawSection>,
+}
+
+/// `outgoingAuth.source`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum OutgoingAuthSource {
+    /// Strategies are written in this file (`inline`, the default).
+    #[default]
+    Inline,
+    /// Discovered from Kubernetes resources (`discovered`; not supported).
+    Discovered,
+}
+
+impl Choice for OutgoingAuthSource {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("inline", Self::Inline), ("discovered", Self::Discovered)];
+}
+
+/// `outgoingAuth`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutgoingAuthConfig {
+    /// `source`.
+    pub source: OutgoingAuthSource,
+    /// `default`: strategy for backends without their own entry.
+    pub default: Option<BackendAuthStrategy>,
+    /// `backends`: strategy per backend name.
+    pub backends: BTreeMap<String, BackendAuthStrategy>,
+}
+
+impl OutgoingAuthConfig {
+    /// The strategy for a backend: its own entry, else `default`, else none.
+    pub fn strategy_for(&self, backend: &str) -> Option<&BackendAuthStrategy> {
+        self.backends.get(backend).or(self.default.as_ref())
+    }
+}
+
+/// Strategy types ToolHive defines (`type`).
+pub const STRATEGY_TYPES: &[&str] = &[
+    "unauthenticated",
+    "header_injection",
+    "token_exchange",
+    "upstream_inject",
+    "aws_sts",
+    "obo",
+    "xaa",
+];
+
+/// One outgoing auth strategy. `Debug` shows only the type: the body holds secrets.
+#[derive(Clone, PartialEq)]
+pub struct BackendAuthStrategy {
+    /// `type`, one of [`STRATEGY_TYPES`].
+    pub kind: String,
+    /// The whole strategy mapping as written (`headerInjection`, `tokenExchange`, ...).
+    pub raw: RawSection,
+}
+
+impl fmt::Debug for BackendAuthStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BackendAuthStrategy")
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Decodes `incomingAuth`.
+pub(crate) fn decode_incoming(v: &Value, path: &KeyPath, issues: &Issues) -> IncomingAuthConfig {
+    let mut f = Fields::open(v, path, issues);
+    let cfg = IncomingAuthConfig {
+        kind: f.choice("type").unwrap_or_default(),
+        oidc: f.raw("oidc"),
+        authz: f.raw("authz"),
+    };
+    f.finish();
+    cfg
+}
+
+/// Decodes `outgoingAuth`.
+pub(crate) fn decode_outgoing(v: &Value, path: &KeyPath, issues: &Issues) -> OutgoingAuthConfig {
+    let mut f = Fields::open(v, path, issues);
+    let backends = match f.value("backends") {
+        Some((v, p)) => entries(v, &p, issues)
+            .filter_map(|(name, item, ip)| Some((name, decode_strategy(item, &ip, issues)?)))
+            .collect(),
+        None => BTreeMap::new(),
+    };
+    let cfg = OutgoingAuthConfig {
+        source: f.choice("source").unwrap_or_default(),
+        default: f
+            .value("default")
+            .and_then(|(v, p)| decode_strategy(v, &p, issues)),
+        backends,
+    };
+    f.finish();
+    cfg
+}
+
+fn decode_strategy(v: &Value, path: &KeyPath, issues: &Issues) -> Option<BackendAuthStrategy> {
+    let mut f = Fields::open(v, path, issues);
+    let kind = f.string("type");
+    for key in [
+        "headerInjection",
+        "tokenExchange",
+        "upstreamInject",
+        "awsSts",
+        "obo",
+        "xaa",
+    ] {
+        f.value(key);
+    }
+    let raw = f.raw_self();
+    f.finish();
+    let Some(kind) = kind else {
+        issues.push_new(&path.key("type"), "is required");
+        return None;
+    };
+    Some(BackendAuthStrategy { kind, raw: raw? })
+}

@@ -1,0 +1,271 @@
+//! The configuration model: ToolHive vMCP's schema (field names as theirs, in
+//! camelCase in the YAML) plus our additive `server` section and stdio backends.
+//!
+//! Every defaulted value is filled in at load, so consumers read plain values
+//! (`config.operational.timeouts.default` is a `Duration`). Sections we parse but do
+//! not implement yet are kept as [`RawSection`] and listed by `Config::unsupported`.
+//! Each submodule owns one section: its types and how it is decoded.
+
+mod aggregation;
+mod auth;
+mod backend;
+mod operational;
+mod server;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use yaml_serde::Value;
+
+pub use aggregation::{
+    AggregationConfig, AnnotationsOverride, ConflictResolutionConfig, ConflictStrategy,
+    DEFAULT_PREFIX_FORMAT, ToolConfigRef, ToolOverride, ToolVisibility, WorkloadToolConfig,
+};
+pub use auth::{
+    BackendAuthStrategy, IncomingAuthConfig, IncomingAuthType, OutgoingAuthConfig,
+    OutgoingAuthSource, STRATEGY_TYPES,
+};
+pub use backend::{BackendConfig, BackendKind, Isolation, Transport};
+pub use operational::{
+    CircuitBreakerConfig, FailureHandlingConfig, LogLevel, OperationalConfig, PartialFailureMode,
+    TimeoutConfig,
+};
+pub use server::ServerConfig;
+
+use crate::error::{Issues, KeyPath};
+use crate::reader::{Choice, Fields, seq};
+
+/// The default `name` when the file has none.
+pub const DEFAULT_NAME: &str = "vmcp";
+
+/// A whole vmcp configuration file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `name` of this virtual server (default `vmcp`).
+    pub name: String,
+    /// `groupRef`: the ToolHive group (optional here; a label when backends are static).
+    pub group_ref: Option<String>,
+    /// `backends[]`.
+    pub backends: Vec<BackendConfig>,
+    /// `incomingAuth` (default anonymous).
+    pub incoming_auth: IncomingAuthConfig,
+    /// `outgoingAuth` (default: inline, no strategies).
+    pub outgoing_auth: OutgoingAuthConfig,
+    /// `aggregation`.
+    pub aggregation: AggregationConfig,
+    /// `compositeTools[]`, kept as written (not supported yet).
+    pub composite_tools: Vec<RawSection>,
+    /// `compositeToolRefs[]` (Kubernetes only; not supported).
+    pub composite_tool_refs: Vec<CompositeToolRef>,
+    /// `operational`.
+    pub operational: OperationalConfig,
+    /// `metadata`: free-form labels.
+    pub metadata: BTreeMap<String, String>,
+    /// `telemetry`, kept as written (not supported yet).
+    pub telemetry: Option<RawSection>,
+    /// `audit`, kept as written (not supported yet).
+    pub audit: Option<RawSection>,
+    /// `optimizer`, kept as written (not supported yet).
+    pub optimizer: Option<RawSection>,
+    /// `codeMode`, kept as written (not supported yet when enabled).
+    pub code_mode: Option<RawSection>,
+    /// `sessionStorage` (only `provider: memory` is supported).
+    pub session_storage: Option<SessionStorageConfig>,
+    /// `rateLimiting`, kept as written (not supported yet).
+    pub rate_limiting: Option<RawSection>,
+    /// `passthroughHeaders`: client request headers forwarded to every backend.
+    pub passthrough_headers: Vec<String>,
+    /// `server`: our additive section.
+    pub server: ServerConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            name: DEFAULT_NAME.to_owned(),
+            group_ref: None,
+            backends: Vec::new(),
+            incoming_auth: IncomingAuthConfig::default(),
+            outgoing_auth: OutgoingAuthConfig::default(),
+            aggregation: AggregationConfig::default(),
+            composite_tools: Vec::new(),
+            composite_tool_refs: Vec::new(),
+            operational: OperationalConfig::default(),
+            metadata: BTreeMap::new(),
+            telemetry: None,
+            audit: None,
+            optimizer: None,
+            code_mode: None,
+            session_storage: None,
+            rate_limiting: None,
+            passthrough_headers: Vec::new(),
+            server: ServerConfig::default(),
+        }
+    }
+}
+
+impl Config {
+    /// The request timeout for a backend: its `perWorkload` entry, else the default.
+    pub fn timeout_for(&self, backend: &str) -> Duration {
+        let t = &self.operational.timeouts;
+        t.per_workload.get(backend).copied().unwrap_or(t.default)
+    }
+
+    /// The backend with this name.
+    pub fn backend(&self, name: &str) -> Option<&BackendConfig> {
+        self.backends.iter().find(|b| b.name == name)
+    }
+}
+
+/// A section kept as written (converted to JSON) until it is implemented.
+///
+/// `Debug` prints only the top-level keys: these sections can hold credentials
+/// (telemetry headers, auth settings).
+#[derive(Clone, PartialEq)]
+pub struct RawSection(pub serde_json::Value);
+
+impl fmt::Debug for RawSection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            serde_json::Value::Object(map) => {
+                f.debug_set().entries(map.keys()).finish()?;
+                f.write_str(" (values redacted)")
+            }
+            serde_json::Value::Array(items) => write!(f, "[{} items]", items.len()),
+            _ => f.write_str("<redacted>"),
+        }
+    }
+}
+
+impl RawSection {
+    /// The value at a top-level key, if this is a mapping.
+    pub fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.0.get(key)
+    }
+}
+
+/// `compositeToolRefs[]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompositeToolRef {
+    /// `name` of the VirtualMCPCompositeToolDefinition resource.
+    pub name: String,
+}
+
+/// `sessionStorage.provider`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum SessionProvider {
+    /// In-process (`memory`).
+    #[default]
+    Memory,
+    /// Redis (`redis`; not supported yet).
+    Redis,
+}
+
+impl Choice for SessionProvider {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("memory", Self::Memory), ("redis", Self::Redis)];
+}
+
+/// `sessionStorage`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionStorageConfig {
+    /// `provider` (required).
+    pub provider: SessionProvider,
+    /// `address` of Redis (required for redis).
+    pub address: Option<String>,
+    /// `db`: Redis database number (default 0).
+    pub db: u32,
+    /// `keyPrefix` for Redis keys.
+    pub key_prefix: Option<String>,
+}
+
+/// Decodes a whole document (already env-resolved). Never fails: problems go to
+/// `issues` and the value read so far is returned, so validation can still run.
+pub(crate) fn decode(root: &Value, issues: &Issues) -> Config {
+    let path = KeyPath::root();
+    let mut f = Fields::open(root, &path, issues);
+    let d = Config::default();
+    let backends = f
+        .value("backends")
+        .map(|(v, p)| backend::decode_backends(v, &p, issues))
+        .unwrap_or_default();
+    let incoming_auth = f
+        .value("incomingAuth")
+        .map(|(v, p)| auth::decode_incoming(v, &p, issues))
+        .unwrap_or_default();
+    let outgoing_auth = f
+        .value("outgoingAuth")
+        .map(|(v, p)| auth::decode_outgoing(v, &p, issues))
+        .unwrap_or_default();
+    let aggregation = f
+        .value("aggregation")
+        .map(|(v, p)| aggregation::decode_aggregation(v, &p, issues))
+        .unwrap_or_default();
+    let composite_tools = f
+        .value("compositeTools")
+        .map(|(v, p)| {
+            seq(v, &p, issues)
+                .filter_map(|(item, ip)| Fields::open(item, &ip, issues).raw_self())
+                .collect()
+        })
+        .unwrap_or_default();
+    let composite_tool_refs = f
+        .value("compositeToolRefs")
+        .map(|(v, p)| {
+            seq(v, &p, issues)
+                .map(|(item, ip)| {
+                    let mut r = Fields::open(item, &ip, issues);
+                    let name = r.string("name").unwrap_or_default();
+                    r.finish();
+                    CompositeToolRef { name }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let operational = f
+        .value("operational")
+        .map(|(v, p)| operational::decode_operational(v, &p, issues))
+        .unwrap_or_default();
+    let session_storage = f.value("sessionStorage").map(|(v, p)| {
+        let mut s = Fields::open(v, &p, issues);
+        let provider = s.choice("provider").unwrap_or_else(|| {
+            issues.push_new(&p.key("provider"), "is required (memory or redis)");
+            SessionProvider::Memory
+        });
+        let cfg = SessionStorageConfig {
+            provider,
+            address: s.string("address"),
+            db: s.uint("db").unwrap_or(0),
+            key_prefix: s.string("keyPrefix"),
+        };
+        s.finish();
+        cfg
+    });
+    let server = f
+        .value("server")
+        .map(|(v, p)| server::decode_server(v, &p, issues))
+        .unwrap_or_default();
+    let config = Config {
+        name: f.string("name").unwrap_or(d.name),
+        group_ref: f.string("groupRef"),
+        backends,
+        incoming_auth,
+        outgoing_auth,
+        aggregation,
+        composite_tools,
+        composite_tool_refs,
+        operational,
+        metadata: f.string_map("metadata"),
+        telemetry: f.raw("telemetry"),
+        audit: f.raw("audit"),
+        optimizer: f.raw("optimizer"),
+        code_mode: f.raw("codeMode"),
+        session_storage,
+        rate_limiting: f.raw("rateLimiting"),
+        passthrough_headers: f.strings("passthroughHeaders"),
+        server,
+    };
+    f.finish();
+    config
+}

@@ -1,0 +1,80 @@
+//! `server`: our additive section for the HTTP edge and the process budget (host,
+//! port, session limits, Origin/Host allow-lists, per-session child caps).
+
+use std::time::Duration;
+
+use yaml_serde::Value;
+
+use crate::error::{Issues, KeyPath};
+use crate::reader::Fields;
+
+/// `server`. Every field is optional in the YAML; the defaults are listed per field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// `host`: address to bind (default `127.0.0.1`).
+    pub host: String,
+    /// `port` (default 4483; 0 picks a free port).
+    pub port: u16,
+    /// `sessionTtl`: idle time after which a client session expires (default 30m).
+    pub session_ttl: Duration,
+    /// `maxSessions`: live client sessions at most (default 10000).
+    pub max_sessions: usize,
+    /// `maxBodyBytes`: largest accepted request body (default 4 MiB).
+    pub max_body_bytes: usize,
+    /// `allowedOrigins`: browser origins accepted besides loopback ones,
+    /// e.g. `https://app.example.com` (scheme, host, optional port; no path).
+    pub allowed_origins: Vec<String>,
+    /// `allowedHosts`: `Host` header values accepted besides loopback ones
+    /// (`name` or `name:port`).
+    pub allowed_hosts: Vec<String>,
+    /// `maxPerSessionProcesses`: total stdio children per `isolation: perSession`
+    /// backend across all sessions (default 64).
+    pub max_per_session_processes: usize,
+    /// `perSessionIdleTimeout`: reap a per-session connection idle this long (default 10m).
+    pub per_session_idle_timeout: Duration,
+    /// `discoveryTimeout`: bound on listing one backend's capabilities (default 15s).
+    pub discovery_timeout: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".to_owned(),
+            port: 4483,
+            session_ttl: Duration::from_secs(30 * 60),
+            max_sessions: 10_000,
+            max_body_bytes: 4 * 1024 * 1024,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_per_session_processes: 64,
+            per_session_idle_timeout: Duration::from_secs(10 * 60),
+            discovery_timeout: Duration::from_secs(15),
+        }
+    }
+}
+
+/// Decodes `server`.
+pub(crate) fn decode_server(v: &Value, path: &KeyPath, issues: &Issues) -> ServerConfig {
+    let mut f = Fields::open(v, path, issues);
+    let d = ServerConfig::default();
+    let s = ServerConfig {
+        host: f.string("host").unwrap_or(d.host),
+        port: f.uint("port").unwrap_or(d.port),
+        session_ttl: f.duration("sessionTtl").unwrap_or(d.session_ttl),
+        max_sessions: f.uint("maxSessions").unwrap_or(d.max_sessions),
+        max_body_bytes: f.uint("maxBodyBytes").unwrap_or(d.max_body_bytes),
+        allowed_origins: f.strings("allowedOrigins"),
+        allowed_hosts: f.strings("allowedHosts"),
+        max_per_session_processes: f
+            .uint("maxPerSessionProcesses")
+            .unwrap_or(d.max_per_session_processes),
+        per_session_idle_timeout: f
+            .duration("perSessionIdleTimeout")
+            .unwrap_or(d.per_session_idle_timeout),
+        discovery_timeout: f
+            .duration("discoveryTimeout")
+            .unwrap_or(d.discovery_timeout),
+    };
+    f.finish();
+    s
+}

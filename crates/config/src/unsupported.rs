@@ -1,0 +1,93 @@
+//! `Config::unsupported`: the keys that parse and validate but that vmcp does not
+//! implement yet, so `serve` can refuse to start instead of ignoring them.
+
+use crate::schema::{Config, IncomingAuthType, OutgoingAuthSource, SessionProvider};
+
+impl Config {
+    /// Paths of configured features that are parsed but not implemented yet, e.g.
+    /// `compositeTools`, `incomingAuth.type: oidc`,
+    /// `outgoingAuth.backends.github: header_injection`. Empty when everything
+    /// configured is supported. `serve` refuses to start when this is not empty.
+    pub fn unsupported(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut add = |s: String| out.push(s);
+        if self.backends.is_empty() && self.group_ref.is_some() {
+            add("groupRef (discovering backends from a ToolHive group)".to_owned());
+        }
+        for (i, b) in self.backends.iter().enumerate() {
+            if b.ca_bundle_path.is_some() {
+                add(format!("backends[{i}].caBundlePath"));
+            }
+        }
+        match self.incoming_auth.kind {
+            IncomingAuthType::Anonymous => {}
+            other => add(format!("incomingAuth.type: {}", other.as_str())),
+        }
+        if let Some(authz) = &self.incoming_auth.authz
+            && authz.get("type").and_then(|t| t.as_str()) != Some("none")
+        {
+            add("incomingAuth.authz".to_owned());
+        }
+        let out_auth = &self.outgoing_auth;
+        if out_auth.source == OutgoingAuthSource::Discovered {
+            add("outgoingAuth.source: discovered".to_owned());
+        }
+        if let Some(s) = out_auth
+            .default
+            .as_ref()
+            .filter(|s| s.kind != "unauthenticated")
+        {
+            add(format!("outgoingAuth.default: {}", s.kind));
+        }
+        for (name, s) in &out_auth.backends {
+            if s.kind != "unauthenticated" {
+                add(format!("outgoingAuth.backends.{name}: {}", s.kind));
+            }
+        }
+        for (i, t) in self.aggregation.tools.iter().enumerate() {
+            if t.tool_config_ref.is_some() {
+                add(format!("aggregation.tools[{i}].toolConfigRef"));
+            }
+        }
+        if !self.composite_tools.is_empty() {
+            add("compositeTools".to_owned());
+        }
+        if !self.composite_tool_refs.is_empty() {
+            add("compositeToolRefs".to_owned());
+        }
+        if self.operational.failure_handling.circuit_breaker.enabled {
+            add("operational.failureHandling.circuitBreaker".to_owned());
+        }
+        let present = [
+            ("telemetry", self.telemetry.is_some()),
+            ("audit", self.audit.is_some()),
+            ("optimizer", self.optimizer.is_some()),
+            ("rateLimiting", self.rate_limiting.is_some()),
+        ];
+        for (key, is_set) in present {
+            if is_set {
+                add(key.to_owned());
+            }
+        }
+        let code_mode_on = self
+            .code_mode
+            .as_ref()
+            .and_then(|c| c.get("enabled"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
+        if code_mode_on {
+            add("codeMode".to_owned());
+        }
+        if self
+            .session_storage
+            .as_ref()
+            .is_some_and(|s| s.provider != SessionProvider::Memory)
+        {
+            add("sessionStorage (provider redis)".to_owned());
+        }
+        if !self.passthrough_headers.is_empty() {
+            add("passthroughHeaders".to_owned());
+        }
+        out
+    }
+}

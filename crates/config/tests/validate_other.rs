@@ -1,0 +1,204 @@
+//! Validation rules for `operational`, `server`, auth sections and the rest.
+
+mod common;
+
+use common::{ONE_STDIO, TWO, error_at, ok};
+
+#[test]
+fn operational_rules() {
+    let yaml = format!(
+        "{TWO}operational:
+  logLevel: loud
+  timeouts:
+    default: 0s
+    perWorkload:
+      github: 30
+      gitlab: 5s
+  failureHandling:
+    healthCheckInterval: 5s
+    healthCheckTimeout: 5s
+    unhealthyThreshold: 0
+    circuitBreaker:
+      enabled: true
+      failureThreshold: 0
+      timeout: 500ms
+"
+    );
+    error_at(&yaml, "operational.logLevel", "must be one of");
+    error_at(&yaml, "operational.timeouts.default", "must be positive");
+    error_at(
+        &yaml,
+        "operational.timeouts.perWorkload.github",
+        "missing unit",
+    );
+    error_at(
+        &yaml,
+        "operational.timeouts.perWorkload.gitlab",
+        "not a configured backend",
+    );
+    error_at(
+        &yaml,
+        "operational.failureHandling.healthCheckTimeout",
+        "must be less than healthCheckInterval",
+    );
+    error_at(
+        &yaml,
+        "operational.failureHandling.unhealthyThreshold",
+        "positive",
+    );
+    error_at(
+        &yaml,
+        "operational.failureHandling.circuitBreaker.failureThreshold",
+        "at least 1",
+    );
+    error_at(
+        &yaml,
+        "operational.failureHandling.circuitBreaker.timeout",
+        "at least 1s",
+    );
+}
+
+#[test]
+fn health_check_timeout_default_stays_below_a_short_interval() {
+    let c = ok(&format!(
+        "{ONE_STDIO}operational:\n  failureHandling:\n    healthCheckInterval: 4s\n"
+    ));
+    let fh = &c.operational.failure_handling;
+    assert_eq!(fh.health_check_timeout, std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn server_rules() {
+    let yaml = format!(
+        "{ONE_STDIO}server:
+  host: http://0.0.0.0
+  port: -1
+  maxSessions: 0
+  sessionTtl: 0s
+  maxPerSessionProcesses: 0
+  allowedOrigins:
+    - \"*\"
+    - https://app.example.com/
+    - app.example.com
+    - https://ok.example.com:8443
+  allowedHosts: [\"https://x\", \"ok:80\", \"bad:port\"]
+"
+    );
+    error_at(&yaml, "server.host", "not an address");
+    error_at(&yaml, "server.port", "non-negative integer");
+    error_at(&yaml, "server.maxSessions", "at least 1");
+    error_at(&yaml, "server.sessionTtl", "must be positive");
+    error_at(&yaml, "server.maxPerSessionProcesses", "at least 1");
+    error_at(&yaml, "server.allowedOrigins[0]", "wildcards");
+    error_at(&yaml, "server.allowedOrigins[1]", "no path");
+    error_at(&yaml, "server.allowedOrigins[2]", "not an origin");
+    error_at(&yaml, "server.allowedHosts[0]", "not a Host header value");
+    error_at(&yaml, "server.allowedHosts[2]", "not a Host header value");
+    let errs = common::errors(&yaml);
+    assert!(!errs.iter().any(|e| e.path == "server.allowedOrigins[3]"));
+    assert!(!errs.iter().any(|e| e.path == "server.allowedHosts[1]"));
+}
+
+#[test]
+fn incoming_auth_rules() {
+    error_at(
+        &format!("{ONE_STDIO}incomingAuth:\n  type: oidc\n"),
+        "incomingAuth.oidc",
+        "required when type is oidc",
+    );
+    let yaml = format!(
+        "{ONE_STDIO}incomingAuth:\n  type: oidc\n  oidc:\n    issuer: keycloak\n    caBundlePath: rel/ca.pem\n  authz:\n    type: cedar\n"
+    );
+    error_at(&yaml, "incomingAuth.oidc.issuer", "http:// or https://");
+    error_at(&yaml, "incomingAuth.oidc.audience", "is required");
+    error_at(&yaml, "incomingAuth.oidc.caBundlePath", "absolute");
+    error_at(
+        &yaml,
+        "incomingAuth.authz.policies",
+        "required when type is cedar",
+    );
+    error_at(
+        &format!("{ONE_STDIO}incomingAuth:\n  type: anonymous\n  oidc: {{issuer: x}}\n"),
+        "incomingAuth.oidc",
+        "type is anonymous",
+    );
+    error_at(
+        &format!("{ONE_STDIO}incomingAuth:\n  type: basic\n"),
+        "incomingAuth.type",
+        "anonymous, local, oidc",
+    );
+}
+
+#[test]
+fn outgoing_auth_rules() {
+    let backends = "backends:\n  - {name: a, command: x}\n  - {name: a2, command: x}\n  - {name: a3, command: x}\n";
+    let yaml = format!(
+        "{backends}outgoingAuth:
+  source: inline
+  default:
+    type: magic
+  backends:
+    a:
+      type: header_injection
+      headerInjection:
+        headerName: Authorization
+    b:
+      type: token_exchange
+    a2:
+      type: obo
+      obo: {{tokenUrl: https://t, clientSecret: x, clientSecretEnv: Y}}
+    a3:
+      type: unauthenticated
+      extra: 1
+"
+    );
+    error_at(&yaml, "outgoingAuth.default.type", "must be one of");
+    error_at(
+        &yaml,
+        "outgoingAuth.backends.a.headerInjection",
+        "one of headerValue or headerValueEnv is required",
+    );
+    error_at(&yaml, "outgoingAuth.backends.b", "not a configured backend");
+    error_at(
+        &yaml,
+        "outgoingAuth.backends.a2.obo.clientSecretEnv",
+        "only one of",
+    );
+    error_at(&yaml, "outgoingAuth.backends.a3.extra", "unknown key");
+    error_at(
+        &format!("{ONE_STDIO}outgoingAuth:\n  source: k8s\n"),
+        "outgoingAuth.source",
+        "inline, discovered",
+    );
+}
+
+#[test]
+fn passthrough_headers_and_session_storage_rules() {
+    let yaml = format!(
+        "{ONE_STDIO}passthroughHeaders: [X-Tenant, Authorization, Host, \"\", \"a b\"]\nsessionStorage:\n  provider: redis\n"
+    );
+    error_at(&yaml, "passthroughHeaders[1]", "credentials");
+    error_at(&yaml, "passthroughHeaders[2]", "restricted");
+    error_at(&yaml, "passthroughHeaders[3]", "must not be empty");
+    error_at(&yaml, "passthroughHeaders[4]", "invalid header name");
+    error_at(
+        &yaml,
+        "sessionStorage.address",
+        "required when provider is redis",
+    );
+    error_at(
+        &format!("{ONE_STDIO}sessionStorage: {{}}\n"),
+        "sessionStorage.provider",
+        "is required",
+    );
+}
+
+#[test]
+fn composite_tool_names_are_required_and_unique() {
+    let yaml = format!(
+        "{ONE_STDIO}compositeTools:\n  - name: x\n    steps: []\n  - name: x\n  - description: y\ncompositeToolRefs:\n  - name: r\n  - name: r\n"
+    );
+    error_at(&yaml, "compositeTools[1].name", "duplicate");
+    error_at(&yaml, "compositeTools[2].name", "is required");
+    error_at(&yaml, "compositeToolRefs[1].name", "duplicate");
+}
