@@ -36,6 +36,8 @@ pub(crate) struct Session {
     log_level: AtomicU8,
     pub(crate) initialized: AtomicBool,
     last_seen_ms: AtomicU64,
+    /// Logical clock of the last use, for LRU order (milliseconds tie too easily).
+    last_touch: AtomicU64,
     stream: Mutex<Option<mpsc::Sender<Bytes>>>,
 }
 
@@ -80,6 +82,7 @@ pub struct SessionStore {
     ttl: Duration,
     max: usize,
     epoch: Instant,
+    clock: AtomicU64,
 }
 
 impl SessionStore {
@@ -90,6 +93,7 @@ impl SessionStore {
             ttl,
             max: max.max(1),
             epoch: Instant::now(),
+            clock: AtomicU64::new(0),
         }
     }
 
@@ -128,13 +132,14 @@ impl SessionStore {
             log_level: AtomicU8::new(1),
             initialized: AtomicBool::new(false),
             last_seen_ms: AtomicU64::new(self.now_ms()),
+            last_touch: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
             stream: Mutex::new(None),
         });
         let mut map = self.lock();
         let evicted = if map.len() >= self.max {
             let lru = map
                 .values()
-                .min_by_key(|s| s.last_seen_ms.load(Ordering::Relaxed))
+                .min_by_key(|s| s.last_touch.load(Ordering::Relaxed))
                 .map(|s| s.id.clone());
             lru.and_then(|id| map.remove(&id))
         } else {
@@ -153,6 +158,10 @@ impl SessionStore {
             return None;
         }
         session.last_seen_ms.store(now, Ordering::Relaxed);
+        session.last_touch.store(
+            self.clock.fetch_add(1, Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
         Some(session)
     }
 
