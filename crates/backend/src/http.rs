@@ -223,10 +223,10 @@ impl HttpConnection {
                         id: rid, method, ..
                     } => {
                         let reply = inbound::answer_server_request(rid, &method);
-                        if let Some(s) = session {
-                            if let Ok(resp) = self.post(Some(s), None, reply.to_bytes()).await {
-                                let _ = resp.bytes().await;
-                            }
+                        if let Some(s) = session
+                            && let Ok(resp) = self.post(Some(s), None, reply.to_bytes()).await
+                        {
+                            let _ = resp.bytes().await;
                         }
                     }
                     Message::Notification { method, .. } => {

@@ -1,6 +1,8 @@
 //! Loading behaviour: defaults, strict keys with paths and lines, env references,
 //! error aggregation and formatting.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use std::time::Duration;

@@ -1,5 +1,7 @@
 //! `from_mcp_json` for the Claude Desktop, Cursor and VS Code file shapes.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 use vmcp_config::{Transport, from_mcp_json, load_str, to_yaml};
 
 #[test]

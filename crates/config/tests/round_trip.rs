@@ -1,5 +1,7 @@
 //! `starter_config` and `to_yaml`: what vmcp writes, it reads back unchanged.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use vmcp_config::{load_str, starter_config, to_yaml};

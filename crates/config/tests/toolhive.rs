@@ -1,6 +1,8 @@
 //! A ToolHive vMCP config (adapted from ToolHive's `examples/vmcp-config.yaml`, with
 //! static backends) loads unchanged; `unsupported()` names what vmcp lacks.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 const TOOLHIVE_EXAMPLE: &str = r#"# Virtual MCP Server Configuration Example

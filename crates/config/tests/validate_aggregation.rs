@@ -1,5 +1,7 @@
 //! Validation rules for `aggregation` (ToolHive's, plus backend references).
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use common::{TWO, error_at, errors, ok};

@@ -1,5 +1,7 @@
 //! Validation rules for `backends[]`.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use common::{error_at, errors, ok};

@@ -1,5 +1,7 @@
 //! Validation rules for `operational`, `server`, auth sections and the rest.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use common::{ONE_STDIO, TWO, error_at, ok};

@@ -3,6 +3,9 @@
 //! ends the session. Reading top to bottom follows one request: guards, body, parse, session,
 //! version header, then the method.
 
+// Refusals are whole HTTP responses built on a cold path; boxing them would only add noise.
+#![allow(clippy::result_large_err)]
+
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,10 +75,10 @@ pub(crate) async fn post(
             );
         }
     };
-    if let Message::Request { id, method, params } = &msg {
-        if method == "initialize" {
-            return initialize(&state, id, params.as_ref(), format).await;
-        }
+    if let Message::Request { id, method, params } = &msg
+        && method == "initialize"
+    {
+        return initialize(&state, id, params.as_ref(), format).await;
     }
     let session = match session_of(&state, &headers) {
         Ok(s) => s,

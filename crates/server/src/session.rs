@@ -30,6 +30,8 @@ pub(crate) const LOG_LEVELS: [&str; 8] = [
 pub(crate) struct Session {
     pub(crate) id: String,
     pub(crate) protocol_version: &'static str,
+    /// What the client declared at initialize (gates server-to-client requests).
+    #[allow(dead_code)]
     pub(crate) client_capabilities: Value,
     pub(crate) identity: Identity,
     catalog: Mutex<Arc<Catalog>>,

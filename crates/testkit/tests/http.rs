@@ -1,5 +1,7 @@
 //! The fixture over MCP Streamable HTTP: sessions, JSON and SSE answers, GET stream, DELETE.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use std::time::Duration;

@@ -1,5 +1,7 @@
 //! The helpers other packages use: `fixture_bin`, `FixtureProcess`, the in-process server.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use common::catalogue::initialize;

@@ -1,5 +1,7 @@
 //! The fixture over the legacy HTTP+SSE transport (2024-11-05).
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use common::catalogue::check_all;

@@ -1,5 +1,7 @@
 //! The fixture over stdio: newline-delimited JSON-RPC on a child's stdin/stdout.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use std::time::Duration;

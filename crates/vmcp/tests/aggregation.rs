@@ -2,6 +2,8 @@
 //! HTTP, HTTP+SSE): conflict strategies, filters, overrides, name translation on calls, resource
 //! and template routing, prompts and completions.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use common::{Client, Gateway, http_backend, stdio_backend, text_of};

@@ -2,6 +2,8 @@
 //! backend, bounded by the timeout, and never takes the other backends down. Also process
 //! supervision (restart, per-session isolation, reaping) and graceful shutdown.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use std::time::{Duration, Instant};

@@ -1,6 +1,8 @@
 //! The Legacy client edge against bad input: every malformed request gets the spec's JSON-RPC
 //! code and HTTP status, over raw HTTP.
 
+#![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
+
 mod common;
 
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Shared helpers for the black-box tests: start the real `vmcp` binary on port 0 in front of
 //! fixture backends, and talk to it over raw HTTP.
 
-#![allow(dead_code, unreachable_pub, missing_docs)]
+#![allow(dead_code, unreachable_pub, missing_docs, clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
