@@ -15,7 +15,9 @@ use crate::{
     handshake::ServerInfo,
     health::{Health, HealthTracker},
     http::HttpConnection,
+    inbound::{Inbound, Notice, Routes},
     per_session::{DISCOVERY_KEY, PerSessionPool},
+    sink::CallSink,
     sse::SseConnection,
     stdio::StdioConnection,
 };
@@ -93,6 +95,17 @@ pub struct BackendSpec {
     pub unhealthy_threshold: u32,
 }
 
+/// How far activity may stretch a request's timeout, as a multiple of it.
+const MAX_EXTENSION: u32 = 10;
+
+fn progress_token(params: Option<&Value>) -> Option<Value> {
+    params?
+        .get("_meta")?
+        .get("progressToken")
+        .filter(|t| t.is_string() || t.is_number())
+        .cloned()
+}
+
 /// A backend's state for `/status`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -118,6 +131,7 @@ pub struct Backend {
     pool: Option<PerSessionPool>,
     next_id: AtomicI64,
     health: HealthTracker,
+    routes: Arc<Routes>,
 }
 
 impl Backend {
@@ -137,12 +151,13 @@ impl Backend {
             pool: None,
             shared: None,
             next_id: AtomicI64::new(1),
+            routes: Routes::new(&spec.id),
             headers,
             client,
             spec,
         };
         match backend.spec.isolation {
-            Isolation::Shared => backend.shared = Some(backend.connect()),
+            Isolation::Shared => backend.shared = Some(backend.connect(None)),
             Isolation::PerSession => {
                 backend.pool = Some(PerSessionPool::new(
                     backend.spec.max_per_session,
@@ -151,6 +166,11 @@ impl Backend {
             }
         }
         Ok(Arc::new(backend))
+    }
+
+    /// Whether each client session gets its own connection.
+    pub fn is_per_session(&self) -> bool {
+        self.pool.is_some()
     }
 
     /// The backend's name.
@@ -163,24 +183,30 @@ impl Backend {
         &self.spec
     }
 
-    fn connect(&self) -> Arc<dyn Connection> {
+    /// A new connection; `session` receives what the backend sends on it that no single request
+    /// owns (per-session connections only).
+    fn connect(&self, session: Option<CallSink>) -> Arc<dyn Connection> {
+        let inbound = Arc::new(Inbound::new(self.routes.clone(), session));
         match &self.spec.transport {
             TransportSpec::StreamableHttp { url, .. } => Arc::new(HttpConnection::new(
                 &self.spec.id,
                 self.client.clone(),
                 url.clone(),
                 self.headers.clone(),
+                inbound,
             )),
             TransportSpec::Sse { url, .. } => Arc::new(SseConnection::new(
                 &self.spec.id,
                 self.client.clone(),
                 url.clone(),
                 self.headers.clone(),
+                inbound,
             )),
             TransportSpec::Stdio(stdio) => Arc::new(StdioConnection::start(
                 &self.spec.id,
                 stdio.clone(),
                 self.spec.timeout,
+                inbound,
             )),
         }
     }
@@ -193,7 +219,21 @@ impl Backend {
             .pool
             .as_ref()
             .ok_or_else(|| BackendError::Unavailable("no connection".into()))?;
-        pool.get(session.unwrap_or(DISCOVERY_KEY), || Ok(self.connect()))
+        let key = session.unwrap_or(DISCOVERY_KEY);
+        pool.get(key, || Ok(self.connect(pool.sink(key))))
+    }
+
+    /// Gives client session `session` a sink for what its dedicated connection receives outside any
+    /// single request (per-session backends only; a no-op for shared ones).
+    pub fn attach_session(&self, session: &str, sink: CallSink) {
+        if let Some(pool) = &self.pool {
+            pool.attach(session, sink);
+        }
+    }
+
+    /// List changes and resource updates the backend announces.
+    pub fn notices(&self) -> tokio::sync::broadcast::Receiver<Notice> {
+        self.routes.subscribe()
     }
 
     /// Sends a request on behalf of client session `session` (None: the gateway's own, e.g.
@@ -206,26 +246,82 @@ impl Backend {
         session: Option<&str>,
         method: &str,
         params: Option<&Value>,
+        sink: Option<&CallSink>,
     ) -> Result<Value, BackendError> {
         let conn = self.connection(session)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let outcome =
-            match tokio::time::timeout(self.spec.timeout, conn.request(id, method, params)).await {
-                Ok(r) => r,
-                Err(_) => {
-                    // Tell the backend to stop working on it; the answer, if any, is dropped.
-                    let cancel = json!({"requestId": id, "reason": "vmcp: request timed out"});
-                    tokio::spawn(async move {
-                        let _ = conn.notify("notifications/cancelled", Some(&cancel)).await;
-                    });
-                    Err(BackendError::Timeout(self.spec.timeout))
-                }
-            };
+        // A progress token is replaced by one the gateway issued, so progress can be attributed on
+        // any transport and mapped back to the caller's own token.
+        let mut own_params;
+        let mut params = params;
+        let _progress = match (sink, progress_token(params)) {
+            (Some(sink), Some(client_token)) => {
+                let token = format!("vmcp-{id}");
+                own_params = params.cloned().unwrap_or(Value::Null);
+                own_params["_meta"]["progressToken"] = Value::String(token.clone());
+                params = Some(&own_params);
+                Some(self.routes.progress(token, sink.clone(), client_token))
+            }
+            _ => None,
+        };
+        let outcome = self.run(&conn, id, method, params, sink).await;
         match &outcome {
+            Err(BackendError::Cancelled) => {}
             Err(e) if e.is_operational() => self.health.failure(),
             _ => self.health.success(),
         }
         outcome
+    }
+
+    /// Runs one request under the timeout. The clock restarts whenever the request shows activity
+    /// (progress, logs) and stops while the backend waits on the client (elicitation, sampling),
+    /// up to [`MAX_EXTENSION`] times the timeout in all.
+    async fn run(
+        &self,
+        conn: &Arc<dyn Connection>,
+        id: i64,
+        method: &str,
+        params: Option<&Value>,
+        sink: Option<&CallSink>,
+    ) -> Result<Value, BackendError> {
+        let timeout = self.spec.timeout;
+        let started = tokio::time::Instant::now();
+        let hard_limit = started + timeout * MAX_EXTENSION;
+        let mut deadline = started + timeout;
+        let call = conn.request(id, method, params, sink);
+        tokio::pin!(call);
+        let cancelled = async {
+            match sink {
+                Some(s) => s.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(cancelled);
+        let (outcome, reason) = loop {
+            tokio::select! {
+                r = &mut call => return r,
+                _ = &mut cancelled => break (BackendError::Cancelled, "vmcp: the client cancelled the request"),
+                _ = tokio::time::sleep_until(deadline) => {
+                    let now = tokio::time::Instant::now();
+                    let next = match sink {
+                        Some(s) if s.busy() => Some(now + timeout),
+                        Some(s) => s.idle_for().map(|idle| now + timeout.saturating_sub(idle)).filter(|d| *d > now),
+                        None => None,
+                    };
+                    match next {
+                        Some(d) if now < hard_limit => deadline = d.min(hard_limit),
+                        _ => break (BackendError::Timeout(now - started), "vmcp: request timed out"),
+                    }
+                }
+            }
+        };
+        // Tell the backend to stop working on it; the answer, if any, is dropped.
+        let conn = conn.clone();
+        let cancel = json!({"requestId": id, "reason": reason});
+        tokio::spawn(async move {
+            let _ = conn.notify("notifications/cancelled", Some(&cancel)).await;
+        });
+        Err(outcome)
     }
 
     /// Sends a notification on behalf of `session`.

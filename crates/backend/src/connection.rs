@@ -5,17 +5,19 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::{error::BackendError, handshake::ServerInfo};
+use crate::{error::BackendError, handshake::ServerInfo, sink::CallSink};
 
 /// One connection (or supervised process) speaking MCP to a backend, already initialised or able to
 /// initialise itself on first use. Ids are chosen by the caller so that it can cancel by id.
 pub trait Connection: Send + Sync {
-    /// Sends request `method` with id `id` and waits for its result.
+    /// Sends request `method` with id `id` and waits for its result; what the backend sends that
+    /// belongs to the request goes to `sink`.
     fn request<'a>(
         &'a self,
         id: i64,
         method: &'a str,
         params: Option<&'a Value>,
+        sink: Option<&'a CallSink>,
     ) -> BoxFuture<'a, Result<Value, BackendError>>;
 
     /// Sends a notification.

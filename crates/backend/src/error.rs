@@ -20,6 +20,9 @@ pub enum BackendError {
     /// The backend answered with something that is not valid MCP.
     #[error("protocol violation: {0}")]
     Protocol(String),
+    /// The client cancelled the request; the backend was told to stop.
+    #[error("cancelled by the client")]
+    Cancelled,
     /// The backend's process exited while the request was in flight.
     #[error("process exited: {0}")]
     Exited(String),

@@ -14,7 +14,8 @@ use crate::{
     connection::Connection,
     error::BackendError,
     handshake::{self, ServerInfo},
-    inbound,
+    inbound::Inbound,
+    sink::CallSink,
 };
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -26,11 +27,23 @@ struct HttpSession {
     id: Option<HeaderValue>,
     version: HeaderValue,
     info: Arc<ServerInfo>,
+    poster: Poster,
+    /// The standalone GET stream reader, for list changes and resource updates.
+    listener: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for HttpSession {
+    fn drop(&mut self) {
+        if let Some(l) = &self.listener {
+            l.abort();
+        }
+    }
 }
 
 /// A Streamable HTTP backend connection.
 pub(crate) struct HttpConnection {
     backend: String,
+    inbound: Arc<Inbound>,
     client: reqwest::Client,
     url: String,
     headers: HeaderMap,
@@ -51,9 +64,11 @@ impl HttpConnection {
         client: reqwest::Client,
         url: String,
         headers: HeaderMap,
+        inbound: Arc<Inbound>,
     ) -> Self {
         Self {
             backend: backend.to_string(),
+            inbound,
             client,
             url,
             headers,
@@ -93,9 +108,9 @@ impl HttpConnection {
     async fn initialize(&self) -> Result<HttpSession, BackendError> {
         let params = handshake::initialize_params(revision::LATEST_LEGACY);
         let body = jsonrpc::request_bytes(&Value::from(0), "initialize", Some(&params));
-        let resp = self.post(None, None, body).await?;
+        let resp = self.post(None, body).await?;
         let id = resp.headers().get(SESSION_HEADER).cloned();
-        let info = match self.read_outcome(resp, Some(0), None).await? {
+        let info = match self.read_outcome(resp, Some(0), None, None).await? {
             Outcome::Answer(r) => handshake::parse_initialize_result(r?)?,
             Outcome::Accepted | Outcome::SessionGone => {
                 return Err(BackendError::Protocol("initialize was not answered".into()));
@@ -103,14 +118,31 @@ impl HttpConnection {
         };
         let version = HeaderValue::from_str(&info.protocol_version)
             .map_err(|_| BackendError::Protocol("unusable protocolVersion".into()))?;
-        let session = HttpSession {
+        let poster = Poster {
+            client: self.client.clone(),
+            url: self.url.clone(),
+            headers: self.headers.clone(),
+            session: id.clone(),
+            version: version.clone(),
+        };
+        let mut session = HttpSession {
             id,
             version,
             info: Arc::new(info),
+            poster,
+            listener: None,
         };
         let note = jsonrpc::notification_bytes("notifications/initialized", None);
-        let resp = self.post(Some(&session), None, note).await?;
-        self.read_outcome(resp, None, Some(&session)).await?;
+        let resp = self.post(Some(&session), note).await?;
+        self.read_outcome(resp, None, Some(&session), None).await?;
+        if session.id.is_some() && wants_listener(&session.info) {
+            let poster = session.poster.clone();
+            session.listener = Some(tokio::spawn(listen(
+                self.backend.clone(),
+                poster,
+                self.inbound.clone(),
+            )));
+        }
         tracing::debug!(backend = %self.backend, version = ?session.version, "backend session opened");
         Ok(session)
     }
@@ -118,23 +150,16 @@ impl HttpConnection {
     async fn post(
         &self,
         session: Option<&HttpSession>,
-        _id: Option<i64>,
         body: Vec<u8>,
     ) -> Result<Response, BackendError> {
-        let mut req = self
-            .client
-            .post(&self.url)
-            .headers(self.headers.clone())
-            .header(ACCEPT, "application/json, text/event-stream")
+        let req = match session {
+            Some(s) => s.poster.request(self.client.post(&self.url)),
+            None => self.client.post(&self.url).headers(self.headers.clone()),
+        };
+        req.header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
-            .body(body);
-        if let Some(s) = session {
-            if let Some(id) = &s.id {
-                req = req.header(SESSION_HEADER, id.clone());
-            }
-            req = req.header(VERSION_HEADER, s.version.clone());
-        }
-        req.send()
+            .body(body)
+            .send()
             .await
             .map_err(|e| BackendError::Unavailable(describe(&e)))
     }
@@ -145,6 +170,7 @@ impl HttpConnection {
         resp: Response,
         id: Option<i64>,
         session: Option<&HttpSession>,
+        sink: Option<&CallSink>,
     ) -> Result<Outcome, BackendError> {
         let status = resp.status();
         if status == StatusCode::NOT_FOUND && session.is_some_and(|s| s.id.is_some()) {
@@ -171,7 +197,7 @@ impl HttpConnection {
             .to_ascii_lowercase();
         if ctype.starts_with("text/event-stream") {
             return self
-                .read_stream(resp, id, session)
+                .read_stream(resp, id, session, sink)
                 .await
                 .map(Outcome::Answer);
         }
@@ -190,6 +216,7 @@ impl HttpConnection {
         mut resp: Response,
         id: i64,
         session: Option<&HttpSession>,
+        sink: Option<&CallSink>,
     ) -> Result<Result<Value, BackendError>, BackendError> {
         let mut parser = sse::Parser::default();
         loop {
@@ -219,30 +246,31 @@ impl HttpConnection {
                     Message::Response { .. } | Message::Error { .. } => {
                         return Ok(answer_for(id, msg));
                     }
-                    Message::Request {
-                        id: rid, method, ..
-                    } => {
-                        let reply = inbound::answer_server_request(rid, &method);
-                        if let Some(s) = session
-                            && let Ok(resp) = self.post(Some(s), None, reply.to_bytes()).await
+                    other => {
+                        // Progress, logs and server-to-client requests of this very request.
+                        if let Some(request) = self.inbound.handle(other, sink)
+                            && let Some(s) = session
                         {
-                            let _ = resp.bytes().await;
+                            let poster = s.poster.clone();
+                            tokio::spawn(async move { poster.send(request.answer().await).await });
                         }
-                    }
-                    Message::Notification { method, .. } => {
-                        tracing::debug!(backend = %self.backend, %method, "backend notification");
                     }
                 }
             }
         }
     }
 
-    async fn exchange(&self, id: Option<i64>, body: Vec<u8>) -> Result<Outcome, BackendError> {
+    async fn exchange(
+        &self,
+        id: Option<i64>,
+        body: Vec<u8>,
+        sink: Option<&CallSink>,
+    ) -> Result<Outcome, BackendError> {
         let mut retried = false;
         loop {
             let session = self.session().await?;
-            let resp = self.post(Some(&session), id, body.clone()).await?;
-            match self.read_outcome(resp, id, Some(&session)).await? {
+            let resp = self.post(Some(&session), body.clone()).await?;
+            match self.read_outcome(resp, id, Some(&session), sink).await? {
                 Outcome::SessionGone if !retried => {
                     // The backend forgot our session before handling the message: open a new one
                     // and send it again (it cannot have run).
@@ -267,10 +295,12 @@ impl Connection for HttpConnection {
         id: i64,
         method: &'a str,
         params: Option<&'a Value>,
+        sink: Option<&'a CallSink>,
     ) -> BoxFuture<'a, Result<Value, BackendError>> {
         Box::pin(async move {
             let body = jsonrpc::request_bytes(&Value::from(id), method, params);
-            match self.exchange(Some(id), body).await? {
+            let _in_flight = self.inbound.track(id, sink);
+            match self.exchange(Some(id), body, sink).await? {
                 Outcome::Answer(r) => r,
                 _ => Err(BackendError::Protocol(format!(
                     "{method} was accepted but never answered"
@@ -285,7 +315,7 @@ impl Connection for HttpConnection {
         params: Option<&'a Value>,
     ) -> BoxFuture<'a, Result<(), BackendError>> {
         Box::pin(async move {
-            self.exchange(None, jsonrpc::notification_bytes(method, params))
+            self.exchange(None, jsonrpc::notification_bytes(method, params), None)
                 .await
                 .map(|_| ())
         })
@@ -366,4 +396,108 @@ pub(crate) fn describe(e: &reqwest::Error) -> String {
         source = cause.source();
     }
     s
+}
+
+/// Everything needed to POST one message into an established backend session, detached from the
+/// connection so spawned tasks (answers, the GET stream) can use it.
+#[derive(Clone)]
+struct Poster {
+    client: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    session: Option<HeaderValue>,
+    version: HeaderValue,
+}
+
+impl Poster {
+    fn request(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let mut b = builder
+            .headers(self.headers.clone())
+            .header(VERSION_HEADER, self.version.clone());
+        if let Some(id) = &self.session {
+            b = b.header(SESSION_HEADER, id.clone());
+        }
+        b
+    }
+
+    /// Sends one message (an answer to the backend's request); the outcome only matters to logs.
+    async fn send(&self, msg: Message) {
+        let req = self
+            .request(self.client.post(&self.url))
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(msg.to_bytes());
+        match req.send().await {
+            Ok(resp) => {
+                let _ = resp.bytes().await;
+            }
+            Err(e) => {
+                tracing::debug!(error = %describe(&e), "cannot deliver an answer to the backend")
+            }
+        }
+    }
+}
+
+/// Whether the backend may push anything on the standalone stream worth listening to. Some servers
+/// misbehave when the stream is opened for nothing, so only open it when they announce pushes.
+fn wants_listener(info: &ServerInfo) -> bool {
+    let flag = |cap: &str, key: &str| {
+        info.capabilities
+            .get(cap)
+            .and_then(|c| c.get(key))
+            .and_then(Value::as_bool)
+            == Some(true)
+    };
+    flag("tools", "listChanged")
+        || flag("prompts", "listChanged")
+        || flag("resources", "listChanged")
+        || flag("resources", "subscribe")
+}
+
+/// Reads the session's standalone GET stream for as long as the session lives, reconnecting with
+/// backoff; stops for good if the backend does not offer one (405) or forgot the session (404).
+async fn listen(backend: String, poster: Poster, inbound: Arc<Inbound>) {
+    let mut backoff = std::time::Duration::from_millis(500);
+    loop {
+        let resp = poster
+            .request(poster.client.get(&poster.url))
+            .header(ACCEPT, "text/event-stream")
+            .send()
+            .await;
+        match resp {
+            Ok(mut resp) if resp.status().is_success() => {
+                backoff = std::time::Duration::from_millis(500);
+                let mut parser = sse::Parser::default();
+                while let Ok(Some(chunk)) = resp.chunk().await {
+                    let Ok(events) = parser.try_feed(&chunk) else {
+                        break;
+                    };
+                    for ev in events {
+                        let Ok(msg) = Message::parse(ev.data.as_bytes()) else {
+                            continue;
+                        };
+                        if let Some(request) = inbound.handle(msg, None) {
+                            let poster = poster.clone();
+                            tokio::spawn(async move { poster.send(request.answer().await).await });
+                        }
+                    }
+                }
+            }
+            Ok(resp)
+                if matches!(
+                    resp.status(),
+                    StatusCode::METHOD_NOT_ALLOWED | StatusCode::NOT_FOUND
+                ) =>
+            {
+                tracing::debug!(%backend, status = %resp.status(), "backend offers no standalone stream");
+                return;
+            }
+            Ok(resp) => {
+                tracing::debug!(%backend, status = %resp.status(), "standalone stream refused")
+            }
+            Err(e) => tracing::debug!(%backend, error = %describe(&e), "standalone stream failed"),
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(std::time::Duration::from_secs(30));
+    }
 }

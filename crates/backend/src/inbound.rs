@@ -1,51 +1,253 @@
-//! What to do with a message a backend sends us on a multiplexed stream: answers go to the waiting
-//! caller; the backend's own requests get an answer; notifications are logged.
+//! Messages a backend sends us that are not answers: who they are for.
+//!
+//! Attribution is only ever certain, never guessed: a progress notification carries a token the
+//! gateway issued; a message on a request's own response stream belongs to that request; on a
+//! multiplexed stream (stdio, HTTP+SSE, the GET stream) a message belongs to the one request in
+//! flight if there is exactly one, or to the client session that owns the connection
+//! (`isolation: perSession`). Anything else is not forwarded: notifications are dropped with a debug
+//! log, and requests are refused with an error that says why.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use tokio::sync::broadcast;
 use vmcp_proto::{ErrorObject, Message, codes};
 
-use crate::{error::BackendError, pending::Pending};
+use crate::sink::CallSink;
 
-/// Routes one message read from a backend; returns a reply to send back when the backend asked us
-/// something.
-pub(crate) fn route(backend: &str, msg: Message, pending: &Pending) -> Option<Message> {
-    match msg {
-        Message::Response { id, result } => {
-            deliver(backend, &id, Ok(result), pending);
-            None
-        }
-        Message::Error { id, error } => {
-            deliver(backend, &id, Err(BackendError::Rpc(error)), pending);
-            None
-        }
-        Message::Request { id, method, .. } => Some(answer_server_request(id, &method)),
-        Message::Notification { method, .. } => {
-            tracing::debug!(backend, %method, "backend notification");
-            None
+/// What a backend announced about itself, for every client session to hear about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// `notifications/{tools,resources,prompts}/list_changed`: the kind ("tools", "resources",
+    /// "prompts").
+    ListChanged(&'static str),
+    /// `notifications/resources/updated` with its params.
+    ResourceUpdated(Value),
+}
+
+/// Routing state shared by all connections of one backend.
+pub(crate) struct Routes {
+    pub(crate) backend: String,
+    progress: Mutex<HashMap<String, (CallSink, Value)>>,
+    notices: broadcast::Sender<Notice>,
+}
+
+impl Routes {
+    pub(crate) fn new(backend: &str) -> Arc<Self> {
+        let (notices, _) = broadcast::channel(64);
+        Arc::new(Self {
+            backend: backend.to_string(),
+            progress: Mutex::new(HashMap::new()),
+            notices,
+        })
+    }
+
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Notice> {
+        self.notices.subscribe()
+    }
+
+    /// Registers a gateway-issued progress token; the route lives as long as the guard.
+    pub(crate) fn progress(
+        self: &Arc<Self>,
+        token: String,
+        sink: CallSink,
+        client_token: Value,
+    ) -> ProgressGuard {
+        self.progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(token.clone(), (sink, client_token));
+        ProgressGuard {
+            routes: self.clone(),
+            token,
         }
     }
 }
 
-/// The gateway's answer to a request the backend sent outside any forwarding context.
-pub(crate) fn answer_server_request(id: Value, method: &str) -> Message {
-    if method == "ping" {
-        return Message::Response {
-            id,
-            result: json!({}),
+/// Removes a progress route when its request ends.
+pub(crate) struct ProgressGuard {
+    routes: Arc<Routes>,
+    token: String,
+}
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        self.routes
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.token);
+    }
+}
+
+/// A request from the backend to be answered, and where it should go.
+pub(crate) struct ServerRequest {
+    pub(crate) id: Value,
+    pub(crate) method: String,
+    params: Option<Value>,
+    to: Option<CallSink>,
+    backend: String,
+}
+
+impl ServerRequest {
+    /// Gets the answer (asking the client when there is one to ask) as the reply message.
+    pub(crate) async fn answer(self) -> Message {
+        if self.method == "ping" {
+            return Message::Response {
+                id: self.id,
+                result: json!({}),
+            };
+        }
+        let outcome = match self.to {
+            Some(sink) => sink.request(self.method, self.params).await,
+            None => Err(ErrorObject::new(
+                codes::INTERNAL_ERROR,
+                format!(
+                    "vmcp cannot tell which client {} is for: it arrived outside a request or while several were in flight on a shared connection; configure backend {} with isolation: perSession",
+                    self.method, self.backend
+                ),
+            )),
         };
-    }
-    Message::Error {
-        id,
-        error: ErrorObject::new(
-            codes::METHOD_NOT_FOUND,
-            format!("vmcp cannot forward {method} outside a client request"),
-        ),
+        match outcome {
+            Ok(result) => Message::Response {
+                id: self.id,
+                result,
+            },
+            Err(error) => Message::Error { id: self.id, error },
+        }
     }
 }
 
-fn deliver(backend: &str, id: &Value, reply: Result<Value, BackendError>, pending: &Pending) {
-    let delivered = crate::pending::id_of(id).is_some_and(|id| pending.resolve(id, reply));
-    if !delivered {
-        tracing::debug!(backend, %id, "answer for a request nobody waits for (late or unknown id)");
+/// Per-connection attribution state.
+pub(crate) struct Inbound {
+    pub(crate) routes: Arc<Routes>,
+    calls: Mutex<HashMap<i64, CallSink>>,
+    session: Option<CallSink>,
+}
+
+/// Keeps a request registered as in flight on its connection until dropped.
+pub(crate) struct Tracked<'a> {
+    inbound: &'a Inbound,
+    id: i64,
+}
+
+impl Drop for Tracked<'_> {
+    fn drop(&mut self) {
+        self.inbound.lock().remove(&self.id);
+    }
+}
+
+impl Inbound {
+    /// `session`: the sink of the client session that owns this connection (perSession only).
+    pub(crate) fn new(routes: Arc<Routes>, session: Option<CallSink>) -> Self {
+        Self {
+            routes,
+            calls: Mutex::new(HashMap::new()),
+            session,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i64, CallSink>> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Marks request `id` as in flight (with its sink, when it has one).
+    pub(crate) fn track(&self, id: i64, sink: Option<&CallSink>) -> Tracked<'_> {
+        if let Some(s) = sink {
+            self.lock().insert(id, s.clone());
+        }
+        Tracked { inbound: self, id }
+    }
+
+    /// The certain recipient of an unattributed message, if there is one.
+    fn target(&self, ctx: Option<&CallSink>) -> Option<CallSink> {
+        if let Some(c) = ctx {
+            return Some(c.clone());
+        }
+        {
+            let calls = self.lock();
+            if calls.len() == 1 {
+                return calls.values().next().cloned();
+            }
+        }
+        self.session.clone()
+    }
+
+    /// Handles a notification or request from the backend; `ctx` is the request whose own response
+    /// stream carried it, if any. Returns a request that needs an answer.
+    pub(crate) fn handle(&self, msg: Message, ctx: Option<&CallSink>) -> Option<ServerRequest> {
+        match msg {
+            Message::Notification { method, params } => {
+                self.notification(method, params, ctx);
+                None
+            }
+            Message::Request { id, method, params } => Some(ServerRequest {
+                to: if method == "ping" {
+                    None
+                } else {
+                    self.target(ctx)
+                },
+                id,
+                method,
+                params,
+                backend: self.routes.backend.clone(),
+            }),
+            Message::Response { id, .. } | Message::Error { id, .. } => {
+                tracing::debug!(backend = %self.routes.backend, %id, "answer for a request nobody waits for");
+                None
+            }
+        }
+    }
+
+    fn notification(&self, method: String, mut params: Option<Value>, ctx: Option<&CallSink>) {
+        let kind = match method.as_str() {
+            "notifications/tools/list_changed" => Some("tools"),
+            "notifications/resources/list_changed" => Some("resources"),
+            "notifications/prompts/list_changed" => Some("prompts"),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            let _ = self.routes.notices.send(Notice::ListChanged(kind));
+            return;
+        }
+        if method == "notifications/resources/updated" {
+            let _ = self
+                .routes
+                .notices
+                .send(Notice::ResourceUpdated(params.unwrap_or(Value::Null)));
+            return;
+        }
+        if method == "notifications/progress" {
+            let token = params
+                .as_ref()
+                .and_then(|p| p.get("progressToken"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let route = token.and_then(|t| {
+                self.routes
+                    .progress
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(&t)
+                    .cloned()
+            });
+            match (route, params.as_mut()) {
+                (Some((sink, client_token)), Some(p)) => {
+                    p["progressToken"] = client_token;
+                    sink.notify(method, params);
+                }
+                _ => {
+                    tracing::debug!(backend = %self.routes.backend, "progress for a token the gateway did not issue; dropped")
+                }
+            }
+            return;
+        }
+        match self.target(ctx) {
+            Some(sink) => sink.notify(method, params),
+            None => {
+                tracing::debug!(backend = %self.routes.backend, %method, "notification with no certain recipient; dropped")
+            }
+        }
     }
 }

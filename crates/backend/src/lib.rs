@@ -14,6 +14,7 @@ mod http;
 mod inbound;
 mod pending;
 mod per_session;
+mod sink;
 mod sse;
 mod stdio;
 
@@ -22,6 +23,8 @@ pub use connection::Connection;
 pub use error::BackendError;
 pub use handshake::ServerInfo;
 pub use health::Health;
+pub use inbound::Notice;
+pub use sink::{CallEvent, CallSink};
 
 /// Builds the pooled HTTP client every HTTP backend shares.
 ///

@@ -89,8 +89,3 @@ impl Slot {
         }
     }
 }
-
-/// Reads the integer id the gateway put on a request back out of an answer.
-pub(crate) fn id_of(v: &Value) -> Option<i64> {
-    v.as_i64()
-}

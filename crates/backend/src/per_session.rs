@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::{connection::Connection, error::BackendError};
+use crate::{connection::Connection, error::BackendError, sink::CallSink};
 
 /// The key used for the connection the gateway itself uses to discover capabilities.
 pub(crate) const DISCOVERY_KEY: &str = "";
@@ -18,6 +18,7 @@ struct Entry {
 /// Per-session connections of one backend.
 pub(crate) struct PerSessionPool {
     entries: Mutex<HashMap<String, Entry>>,
+    sinks: Mutex<HashMap<String, CallSink>>,
     cap: usize,
     idle: Duration,
 }
@@ -26,6 +27,7 @@ impl PerSessionPool {
     pub(crate) fn new(cap: usize, idle: Duration) -> Self {
         Self {
             entries: Mutex::new(HashMap::new()),
+            sinks: Mutex::new(HashMap::new()),
             cap: cap.max(1),
             idle,
         }
@@ -59,8 +61,29 @@ impl PerSessionPool {
         Ok(conn)
     }
 
+    /// Records where unattributed messages of `key`'s connection go.
+    pub(crate) fn attach(&self, key: &str, sink: CallSink) {
+        self.sinks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_string(), sink);
+    }
+
+    /// The sink attached for `key`, if any.
+    pub(crate) fn sink(&self, key: &str) -> Option<CallSink> {
+        self.sinks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned()
+    }
+
     /// Removes the connection of `key`, returning it so the caller can shut it down.
     pub(crate) fn remove(&self, key: &str) -> Option<Arc<dyn Connection>> {
+        self.sinks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
         self.entries
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -14,8 +14,9 @@ use crate::{
     error::BackendError,
     handshake::{self, ServerInfo},
     http::describe,
-    inbound,
+    inbound::Inbound,
     pending::Pending,
+    sink::CallSink,
 };
 
 struct SseSession {
@@ -34,6 +35,7 @@ impl Drop for SseSession {
 /// An HTTP+SSE backend connection.
 pub(crate) struct SseConnection {
     backend: String,
+    inbound: Arc<Inbound>,
     client: reqwest::Client,
     url: String,
     headers: HeaderMap,
@@ -47,9 +49,11 @@ impl SseConnection {
         client: reqwest::Client,
         url: String,
         headers: HeaderMap,
+        inbound: Arc<Inbound>,
     ) -> Self {
         Self {
             backend: backend.to_string(),
+            inbound,
             client,
             url,
             headers,
@@ -120,15 +124,15 @@ impl SseConnection {
             ));
         }
         let pending = Pending::default();
-        let reader = tokio::spawn(read_events(
-            self.backend.clone(),
-            resp,
-            parser,
-            pending.clone(),
-            self.client.clone(),
-            post_url.clone(),
-            self.headers.clone(),
-        ));
+        let stream = Stream {
+            backend: self.backend.clone(),
+            pending: pending.clone(),
+            inbound: self.inbound.clone(),
+            client: self.client.clone(),
+            post_url: post_url.clone(),
+            headers: self.headers.clone(),
+        };
+        let reader = tokio::spawn(read_events(stream, resp, parser));
         let mut session = SseSession {
             post_url,
             pending,
@@ -190,9 +194,11 @@ impl Connection for SseConnection {
         id: i64,
         method: &'a str,
         params: Option<&'a Value>,
+        sink: Option<&'a CallSink>,
     ) -> BoxFuture<'a, Result<Value, BackendError>> {
         Box::pin(async move {
             let session = self.session().await?;
+            let _in_flight = self.inbound.track(id, sink);
             self.round_trip(&session, id, method, params).await
         })
     }
@@ -233,15 +239,25 @@ impl Connection for SseConnection {
     }
 }
 
-async fn read_events(
+/// What the stream reader needs to route messages and answer the backend's requests.
+struct Stream {
     backend: String,
-    mut resp: reqwest::Response,
-    mut parser: sse::Parser,
     pending: Pending,
+    inbound: Arc<Inbound>,
     client: reqwest::Client,
     post_url: reqwest::Url,
     headers: HeaderMap,
-) {
+}
+
+async fn read_events(stream: Stream, mut resp: reqwest::Response, mut parser: sse::Parser) {
+    let Stream {
+        backend,
+        pending,
+        inbound,
+        client,
+        post_url,
+        headers,
+    } = stream;
     let why = loop {
         let chunk = match resp.chunk().await {
             Ok(Some(c)) => c,
@@ -256,15 +272,18 @@ async fn read_events(
                 continue;
             }
             match Message::parse(ev.data.as_bytes()) {
-                Ok(msg) => {
-                    if let Some(reply) = inbound::route(&backend, msg, &pending) {
+                Ok(Message::Response { id, result }) => resolve(&pending, &id, Ok(result)),
+                Ok(Message::Error { id, error }) => {
+                    resolve(&pending, &id, Err(BackendError::Rpc(error)))
+                }
+                Ok(other) => {
+                    if let Some(request) = inbound.handle(other, None) {
                         let req = client
                             .post(post_url.clone())
                             .headers(headers.clone())
-                            .header(CONTENT_TYPE, "application/json")
-                            .body(reply.to_bytes());
+                            .header(CONTENT_TYPE, "application/json");
                         tokio::spawn(async move {
-                            let _ = req.send().await;
+                            let _ = req.body(request.answer().await.to_bytes()).send().await;
                         });
                     }
                 }
@@ -274,4 +293,10 @@ async fn read_events(
     };
     tracing::info!(%backend, "{why}");
     pending.close(BackendError::Unavailable(why));
+}
+
+fn resolve(pending: &Pending, id: &Value, reply: Result<Value, BackendError>) {
+    if !id.as_i64().is_some_and(|id| pending.resolve(id, reply)) {
+        tracing::debug!(%id, "answer for a request nobody waits for (late or unknown id)");
+    }
 }

@@ -16,8 +16,9 @@ use crate::{
     connection::Connection,
     error::BackendError,
     handshake::{self, ServerInfo},
-    inbound,
+    inbound::Inbound,
     pending::Pending,
+    sink::CallSink,
 };
 
 /// First restart delay after a crash; doubles per consecutive crash up to [`MAX_BACKOFF`].
@@ -47,6 +48,7 @@ enum State {
 /// A supervised stdio backend process.
 pub(crate) struct StdioConnection {
     backend: String,
+    inbound: Arc<Inbound>,
     state: watch::Receiver<State>,
     stop: watch::Sender<bool>,
     supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -54,7 +56,12 @@ pub(crate) struct StdioConnection {
 
 impl StdioConnection {
     /// Starts the supervisor, which spawns the process and keeps it running.
-    pub(crate) fn start(backend: &str, spec: StdioSpec, init_timeout: Duration) -> Self {
+    pub(crate) fn start(
+        backend: &str,
+        spec: StdioSpec,
+        init_timeout: Duration,
+        inbound: Arc<Inbound>,
+    ) -> Self {
         let (state_tx, state_rx) = watch::channel(State::Starting);
         let (stop_tx, stop_rx) = watch::channel(false);
         let sup = Supervisor {
@@ -63,10 +70,12 @@ impl StdioConnection {
             state: state_tx,
             stop: stop_rx,
             init_timeout,
+            inbound: inbound.clone(),
         };
         let handle = tokio::spawn(sup.run());
         Self {
             backend: backend.to_string(),
+            inbound,
             state: state_rx,
             stop: stop_tx,
             supervisor: Mutex::new(Some(handle)),
@@ -97,9 +106,11 @@ impl Connection for StdioConnection {
         id: i64,
         method: &'a str,
         params: Option<&'a Value>,
+        sink: Option<&'a CallSink>,
     ) -> BoxFuture<'a, Result<Value, BackendError>> {
         Box::pin(async move {
             let proc = self.ready().await?;
+            let _in_flight = self.inbound.track(id, sink);
             let slot = proc.pending.register(id)?;
             write_line(
                 &proc.stdin,
@@ -173,6 +184,7 @@ struct Supervisor {
     state: watch::Sender<State>,
     stop: watch::Receiver<bool>,
     init_timeout: Duration,
+    inbound: Arc<Inbound>,
 }
 
 impl Supervisor {
@@ -269,6 +281,7 @@ impl Supervisor {
             self.backend.clone(),
             stdout,
             pending.clone(),
+            self.inbound.clone(),
             reply_tx,
         ));
 
@@ -323,6 +336,7 @@ async fn read_stdout(
     backend: String,
     stdout: tokio::process::ChildStdout,
     pending: Pending,
+    inbound: Arc<Inbound>,
     replies: tokio::sync::mpsc::Sender<Message>,
 ) {
     let mut reader = BufReader::new(stdout);
@@ -347,11 +361,7 @@ async fn read_stdout(
                     continue;
                 }
                 match Message::parse(text) {
-                    Ok(msg) => {
-                        if let Some(reply) = inbound::route(&backend, msg, &pending) {
-                            let _ = replies.try_send(reply);
-                        }
-                    }
+                    Ok(msg) => deliver(msg, &pending, &inbound, &replies),
                     Err(e) => {
                         tracing::warn!(%backend, error = ?e, "backend wrote a line that is not JSON-RPC")
                     }
@@ -381,5 +391,33 @@ async fn terminate(child: &mut Child) {
         .is_err()
     {
         let _ = child.kill().await;
+    }
+}
+
+/// Routes one message from the child: answers to their caller, the rest through attribution;
+/// requests from the child are answered (asynchronously: the client may take a while).
+fn deliver(
+    msg: Message,
+    pending: &Pending,
+    inbound: &Inbound,
+    replies: &tokio::sync::mpsc::Sender<Message>,
+) {
+    match msg {
+        Message::Response { id, result } => resolve(pending, &id, Ok(result)),
+        Message::Error { id, error } => resolve(pending, &id, Err(BackendError::Rpc(error))),
+        other => {
+            if let Some(request) = inbound.handle(other, None) {
+                let replies = replies.clone();
+                tokio::spawn(async move {
+                    let _ = replies.send(request.answer().await).await;
+                });
+            }
+        }
+    }
+}
+
+fn resolve(pending: &Pending, id: &Value, reply: Result<Value, BackendError>) {
+    if !id.as_i64().is_some_and(|id| pending.resolve(id, reply)) {
+        tracing::debug!(%id, "answer for a request nobody waits for (late or unknown id)");
     }
 }

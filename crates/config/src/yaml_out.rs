@@ -333,6 +333,11 @@ fn server(s: &ServerConfig) -> Value {
             s.discovery_timeout != d.discovery_timeout,
             "discoveryTimeout",
             || dur(s.discovery_timeout),
+        )
+        .put_if(
+            s.client_request_timeout != d.client_request_timeout,
+            "clientRequestTimeout",
+            || dur(s.client_request_timeout),
         );
     m.done()
 }

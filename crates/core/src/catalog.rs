@@ -32,6 +32,9 @@ pub struct Catalog {
     prompts: Vec<Value>,
     prompt_routes: HashMap<String, Route>,
     failed: Vec<(String, String)>,
+    fingerprints: [u64; 3],
+    subscribe: bool,
+    logging: Vec<String>,
 }
 
 impl Catalog {
@@ -98,6 +101,17 @@ impl Catalog {
                 },
             );
         }
+        cat.fingerprints = [
+            fingerprint(&[&cat.tools]),
+            fingerprint(&[&cat.resources, &cat.templates]),
+            fingerprint(&[&cat.prompts]),
+        ];
+        cat.subscribe = caps.iter().any(|c| c.subscribe);
+        cat.logging = caps
+            .iter()
+            .filter(|c| c.logging)
+            .map(|c| c.backend.clone())
+            .collect();
         Ok(cat)
     }
 
@@ -150,6 +164,26 @@ impl Catalog {
             .get(uri_or_template)
             .map(String::as_str)
             .or_else(|| self.resource_backend(uri_or_template))
+    }
+
+    /// A hash of what a kind ("tools", "resources" with templates, "prompts") advertises, to tell
+    /// whether a re-derivation changed it.
+    pub fn fingerprint(&self, kind: &str) -> u64 {
+        match kind {
+            "tools" => self.fingerprints[0],
+            "resources" => self.fingerprints[1],
+            _ => self.fingerprints[2],
+        }
+    }
+
+    /// Whether any backend supports resource subscriptions.
+    pub fn supports_subscribe(&self) -> bool {
+        self.subscribe
+    }
+
+    /// Backends that declared the logging capability.
+    pub fn logging_backends(&self) -> &[String] {
+        &self.logging
     }
 
     /// Backends left out of this catalog because discovery failed (best-effort mode).
@@ -205,4 +239,16 @@ fn dedupe_by_key(
         ka.cmp(kb)
     });
     (out, owner)
+}
+
+fn fingerprint(lists: &[&Vec<Value>]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for list in lists {
+        for item in list.iter() {
+            item.to_string().hash(&mut h);
+        }
+        0xff_u8.hash(&mut h);
+    }
+    h.finish()
 }

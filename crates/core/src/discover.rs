@@ -25,6 +25,10 @@ pub struct BackendCapabilities {
     pub prompts: Vec<Value>,
     /// Whether it declared the completions capability.
     pub completions: bool,
+    /// Whether it supports resource subscriptions.
+    pub subscribe: bool,
+    /// Whether it declared the logging capability.
+    pub logging: bool,
 }
 
 /// Queries one backend for all its capabilities.
@@ -46,7 +50,33 @@ pub(crate) async fn query(backend: &Arc<Backend>) -> Result<BackendCapabilities,
         caps.prompts = list_all(backend, "prompts/list", "prompts").await?;
     }
     caps.completions = info.has("completions");
+    caps.subscribe = info
+        .capabilities
+        .get("resources")
+        .and_then(|r| r.get("subscribe"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    caps.logging = info.has("logging");
     Ok(caps)
+}
+
+/// Re-lists one kind ("tools", "resources" (with templates) or "prompts") of a backend.
+pub(crate) async fn requery(
+    backend: &Arc<Backend>,
+    caps: &mut BackendCapabilities,
+    kind: &str,
+) -> Result<(), BackendError> {
+    match kind {
+        "tools" => caps.tools = list_all(backend, "tools/list", "tools").await?,
+        "resources" => {
+            caps.resources = list_all(backend, "resources/list", "resources").await?;
+            caps.templates =
+                list_all(backend, "resources/templates/list", "resourceTemplates").await?;
+        }
+        "prompts" => caps.prompts = list_all(backend, "prompts/list", "prompts").await?,
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Lists every page of `method`, collecting the `field` arrays.
@@ -60,7 +90,7 @@ async fn list_all(
     let mut seen = HashSet::new();
     for _ in 0..MAX_PAGES {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-        let mut result = backend.request(None, method, params.as_ref()).await?;
+        let mut result = backend.request(None, method, params.as_ref(), None).await?;
         match result.get_mut(field).map(Value::take) {
             Some(Value::Array(page)) => items.extend(page),
             Some(Value::Null) | None => {}

@@ -6,16 +6,32 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use vmcp_backend::Backend;
+use tokio::sync::broadcast;
+use vmcp_backend::{Backend, CallSink};
 use vmcp_proto::meta::strip_reserved;
 
 use crate::{
     admission::{Action, AllowAll, Authorizer, Identity, Kind},
     catalog::Catalog,
-    discover,
+    changes::GatewayNotice,
+    discover::{self, BackendCapabilities},
     error::CoreError,
     policy::{AggregationPolicy, PartialFailureMode},
 };
+
+/// Who makes a call, and where what the backend sends during it should go.
+#[derive(Clone, Copy)]
+pub struct Caller<'a> {
+    /// The caller's identity (admission decides on it).
+    pub identity: &'a Identity,
+    /// The client session, for backends with per-session connections.
+    pub session: Option<&'a str>,
+    /// Receives progress, logs and server-to-client requests of the call.
+    pub sink: Option<&'a CallSink>,
+}
+
+/// The backends' last answers, kept so one backend's change re-queries only that backend.
+pub(crate) type Answers = (Vec<BackendCapabilities>, Vec<(String, String)>);
 
 /// How the gateway aggregates and admits.
 #[derive(Clone)]
@@ -46,11 +62,15 @@ impl Default for GatewayOptions {
 
 /// The group of backends and everything needed to serve it.
 pub struct Gateway {
-    backends: Vec<Arc<Backend>>,
-    opts: GatewayOptions,
-    cache: Mutex<Option<(Arc<Catalog>, Instant)>>,
-    refresh: tokio::sync::Mutex<()>,
+    pub(crate) backends: Vec<Arc<Backend>>,
+    pub(crate) opts: GatewayOptions,
+    pub(crate) cache: Mutex<Option<(Arc<Catalog>, Instant)>>,
+    pub(crate) answers: Mutex<Option<Answers>>,
+    pub(crate) refresh: tokio::sync::Mutex<()>,
     ready: AtomicBool,
+    pub(crate) notices: broadcast::Sender<GatewayNotice>,
+    pub(crate) subscriptions: Mutex<std::collections::HashMap<(String, String, String), usize>>,
+    pub(crate) watchers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl Gateway {
@@ -61,8 +81,12 @@ impl Gateway {
             backends,
             opts,
             cache: Mutex::new(None),
+            answers: Mutex::new(None),
             refresh: tokio::sync::Mutex::new(()),
             ready: AtomicBool::new(false),
+            notices: broadcast::channel(64).0,
+            subscriptions: Mutex::new(std::collections::HashMap::new()),
+            watchers: Mutex::new(Vec::new()),
         }
     }
 
@@ -95,9 +119,7 @@ impl Gateway {
             Ok(r) => Arc::new(r?),
             Err(_) => return Err(CoreError::DiscoveryTimeout(budget)),
         };
-        *self.cache.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some((catalog.clone(), Instant::now()));
-        self.ready.store(true, Ordering::Relaxed);
+        self.store(catalog.clone());
         Ok(catalog)
     }
 
@@ -150,14 +172,27 @@ impl Gateway {
                 return Err(CoreError::DiscoveryFailed(describe(&failed)));
             }
         }
-        Catalog::build(&self.opts.policy, caps, failed).map_err(CoreError::DiscoveryFailed)
+        let catalog = Catalog::build(&self.opts.policy, caps.clone(), failed.clone())
+            .map_err(CoreError::DiscoveryFailed)?;
+        *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = Some((caps, failed));
+        Ok(catalog)
+    }
+
+    /// Stores a freshly built catalog as the current one.
+    pub(crate) fn store(&self, catalog: Arc<Catalog>) {
+        *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = Some((catalog, Instant::now()));
+        self.ready.store(true, Ordering::Relaxed);
     }
 
     fn admit(&self, identity: &Identity, action: Action<'_>) -> bool {
         self.opts.authorizer.admit(identity, action)
     }
 
-    fn backend(&self, id: &str) -> Result<&Arc<Backend>, CoreError> {
+    pub(crate) fn admit_read(&self, identity: &Identity, uri: &str) -> bool {
+        self.admit(identity, Action::ReadResource(uri))
+    }
+
+    pub(crate) fn backend(&self, id: &str) -> Result<&Arc<Backend>, CoreError> {
         self.backends
             .binary_search_by(|b| b.id().cmp(id))
             .map(|i| &self.backends[i])
@@ -206,20 +241,22 @@ impl Gateway {
     /// Unknown tool, denial, or the backend's failure.
     pub async fn call_tool(
         &self,
-        identity: &Identity,
+        caller: &Caller<'_>,
         catalog: &Catalog,
-        session: Option<&str>,
         mut params: Value,
     ) -> Result<Value, CoreError> {
         let name = str_param(&params, "name", "tools/call")?;
         let route = catalog
             .tool(name)
             .ok_or_else(|| CoreError::UnknownTool(name.to_string()))?;
-        if !self.admit(identity, Action::CallTool(name, params.get("arguments"))) {
+        if !self.admit(
+            caller.identity,
+            Action::CallTool(name, params.get("arguments")),
+        ) {
             return Err(CoreError::Denied("call"));
         }
         params["name"] = Value::String(route.original.clone());
-        self.forward(&route.backend, session, "tools/call", params)
+        self.forward(&route.backend, caller, "tools/call", params)
             .await
     }
 
@@ -229,20 +266,19 @@ impl Gateway {
     /// Unknown resource, denial, or the backend's failure.
     pub async fn read_resource(
         &self,
-        identity: &Identity,
+        caller: &Caller<'_>,
         catalog: &Catalog,
-        session: Option<&str>,
         params: Value,
     ) -> Result<Value, CoreError> {
         let uri = str_param(&params, "uri", "resources/read")?;
         let backend = catalog
             .resource_backend(uri)
             .ok_or_else(|| CoreError::UnknownResource(uri.to_string()))?;
-        if !self.admit(identity, Action::ReadResource(uri)) {
+        if !self.admit(caller.identity, Action::ReadResource(uri)) {
             return Err(CoreError::Denied("read"));
         }
         let backend = backend.to_string();
-        self.forward(&backend, session, "resources/read", params)
+        self.forward(&backend, caller, "resources/read", params)
             .await
     }
 
@@ -252,20 +288,19 @@ impl Gateway {
     /// Unknown prompt, denial, or the backend's failure.
     pub async fn get_prompt(
         &self,
-        identity: &Identity,
+        caller: &Caller<'_>,
         catalog: &Catalog,
-        session: Option<&str>,
         mut params: Value,
     ) -> Result<Value, CoreError> {
         let name = str_param(&params, "name", "prompts/get")?;
         let route = catalog
             .prompt(name)
             .ok_or_else(|| CoreError::UnknownPrompt(name.to_string()))?;
-        if !self.admit(identity, Action::GetPrompt(name)) {
+        if !self.admit(caller.identity, Action::GetPrompt(name)) {
             return Err(CoreError::Denied("prompt"));
         }
         params["name"] = Value::String(route.original.clone());
-        self.forward(&route.backend, session, "prompts/get", params)
+        self.forward(&route.backend, caller, "prompts/get", params)
             .await
     }
 
@@ -275,9 +310,8 @@ impl Gateway {
     /// Malformed ref, denial, or the backend's failure.
     pub async fn complete(
         &self,
-        identity: &Identity,
+        caller: &Caller<'_>,
         catalog: &Catalog,
-        session: Option<&str>,
         mut params: Value,
     ) -> Result<Value, CoreError> {
         let reference = params.get("ref").filter(|r| r.is_object()).ok_or_else(|| {
@@ -295,7 +329,7 @@ impl Gateway {
                     .unwrap_or_default();
                 match catalog.prompt(name) {
                     Some(route) => {
-                        if !self.admit(identity, Action::GetPrompt(name)) {
+                        if !self.admit(caller.identity, Action::GetPrompt(name)) {
                             return Err(CoreError::Denied("prompt"));
                         }
                         let route = route.clone();
@@ -312,7 +346,7 @@ impl Gateway {
                     .unwrap_or_default();
                 match catalog.template_backend(uri) {
                     Some(b) => {
-                        if !self.admit(identity, Action::ReadResource(uri)) {
+                        if !self.admit(caller.identity, Action::ReadResource(uri)) {
                             return Err(CoreError::Denied("read"));
                         }
                         Some(b.to_string())
@@ -328,7 +362,7 @@ impl Gateway {
         };
         match target {
             Some(backend) => {
-                self.forward(&backend, session, "completion/complete", params)
+                self.forward(&backend, caller, "completion/complete", params)
                     .await
             }
             None => Ok(json!({"completion": {"values": [], "hasMore": false}})),
@@ -338,14 +372,14 @@ impl Gateway {
     async fn forward(
         &self,
         backend: &str,
-        session: Option<&str>,
+        caller: &Caller<'_>,
         method: &str,
         mut params: Value,
     ) -> Result<Value, CoreError> {
         let b = self.backend(backend)?;
         strip_reserved(&mut params);
         let mut result = b
-            .request(session, method, Some(&params))
+            .request(caller.session, method, Some(&params), caller.sink)
             .await
             .map_err(|error| CoreError::Backend {
                 backend: backend.to_string(),
@@ -353,6 +387,45 @@ impl Gateway {
             })?;
         strip_reserved(&mut result);
         Ok(result)
+    }
+
+    /// Gives session `session` a sink for messages its per-session backend connections receive
+    /// outside any one request.
+    pub fn attach_session(&self, session: &str, sink: &CallSink) {
+        for b in &self.backends {
+            b.attach_session(session, sink.clone());
+        }
+    }
+
+    /// Applies a client's `logging/setLevel`: backends that log are asked for `shared_level` on
+    /// shared connections (the most verbose level any session wants) and `session_level` on the
+    /// session's own connections. Failures are logged, not returned: logging is best effort.
+    pub async fn set_log_level(
+        &self,
+        catalog: &Catalog,
+        session: &str,
+        session_level: &str,
+        shared_level: &str,
+    ) {
+        for id in catalog.logging_backends() {
+            let Ok(b) = self.backend(id) else { continue };
+            let (conn, level) = if b.is_per_session() {
+                (Some(session), session_level)
+            } else {
+                (None, shared_level)
+            };
+            if let Err(e) = b
+                .request(
+                    conn,
+                    "logging/setLevel",
+                    Some(&json!({"level": level})),
+                    None,
+                )
+                .await
+            {
+                tracing::debug!(backend = %id, error = %e, "backend refused logging/setLevel");
+            }
+        }
     }
 
     /// Releases what client session `session` held on every backend (per-session processes).
@@ -373,6 +446,14 @@ impl Gateway {
 
     /// Closes every backend connection and stops every backend process.
     pub async fn shutdown(&self) {
+        for w in self
+            .watchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
+            w.abort();
+        }
         futures_util::future::join_all(self.backends.iter().map(|b| b.shutdown())).await;
     }
 }

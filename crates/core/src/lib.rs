@@ -7,18 +7,21 @@
 
 mod admission;
 mod catalog;
+mod changes;
 mod conflict;
 mod discover;
 mod error;
 mod gateway;
 mod policy;
 mod prompts;
+mod subscriptions;
 mod uri_template;
 
 pub use admission::{Action, AllowAll, Authorizer, Identity, Kind};
 pub use catalog::{Catalog, Route};
+pub use changes::GatewayNotice;
 pub use discover::BackendCapabilities;
 pub use error::CoreError;
-pub use gateway::{Gateway, GatewayOptions};
+pub use gateway::{Caller, Gateway, GatewayOptions};
 pub use policy::{AggregationPolicy, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy};
 pub use uri_template::UriTemplate;

@@ -2,7 +2,8 @@
 //! core. Session-specific methods (initialize, logging/setLevel) stay with their edge.
 
 use serde_json::{Map, Value, json};
-use vmcp_core::{Catalog, Gateway, Identity};
+use vmcp_backend::CallSink;
+use vmcp_core::{Caller, Catalog, Gateway, Identity};
 use vmcp_proto::codes;
 
 use crate::{cursor, errors::Failure};
@@ -14,6 +15,18 @@ pub(crate) struct Ctx<'a> {
     /// The client session, for backends with per-session connections.
     pub(crate) session: Option<&'a str>,
     pub(crate) page_size: usize,
+    /// Receives what the backend sends during the request, when the edge can relay it.
+    pub(crate) sink: Option<&'a CallSink>,
+}
+
+impl Ctx<'_> {
+    fn caller(&self) -> Caller<'_> {
+        Caller {
+            identity: self.identity,
+            session: self.session,
+            sink: self.sink,
+        }
+    }
 }
 
 /// Serves one request.
@@ -50,18 +63,10 @@ pub(crate) async fn dispatch(
             "prompts",
             gw.list_prompts(ctx.identity, ctx.catalog),
         ),
-        "tools/call" => Ok(gw
-            .call_tool(ctx.identity, ctx.catalog, ctx.session, params)
-            .await?),
-        "resources/read" => Ok(gw
-            .read_resource(ctx.identity, ctx.catalog, ctx.session, params)
-            .await?),
-        "prompts/get" => Ok(gw
-            .get_prompt(ctx.identity, ctx.catalog, ctx.session, params)
-            .await?),
-        "completion/complete" => Ok(gw
-            .complete(ctx.identity, ctx.catalog, ctx.session, params)
-            .await?),
+        "tools/call" => Ok(gw.call_tool(&ctx.caller(), ctx.catalog, params).await?),
+        "resources/read" => Ok(gw.read_resource(&ctx.caller(), ctx.catalog, params).await?),
+        "prompts/get" => Ok(gw.get_prompt(&ctx.caller(), ctx.catalog, params).await?),
+        "completion/complete" => Ok(gw.complete(&ctx.caller(), ctx.catalog, params).await?),
         _ => Err(Failure::rpc(
             codes::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),

@@ -76,6 +76,7 @@ fn backend_failure(backend: &str, error: BackendError) -> Failure {
                 BackendError::Unavailable(_) => "unavailable",
                 BackendError::Protocol(_) => "protocol",
                 BackendError::Exited(_) => "exited",
+                BackendError::Cancelled => "cancelled",
                 BackendError::Rpc(_) => "rpc",
             };
             Failure {

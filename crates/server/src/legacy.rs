@@ -16,16 +16,19 @@ use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use vmcp_core::Identity;
+use vmcp_backend::CallSink;
+use vmcp_core::{Caller, Identity};
 use vmcp_proto::{Message, ParseError, codes, jsonrpc, revision};
 
 use crate::{
     dispatch::{self, Ctx},
     errors::Failure,
     guard::Refusal,
+    relay,
     reply::{self, Format},
-    session::{Session, short},
+    session::{LOG_LEVELS, Session, short},
     state::AppState,
+    stream,
 };
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -87,6 +90,13 @@ pub(crate) async fn post(
     if let Err(r) = check_version(&headers) {
         return r;
     }
+    if let Message::Request { method, .. } = &msg
+        && stream::is_forwarded(method)
+        && Format::accepts_stream(&headers)
+        && let Message::Request { id, method, params } = msg
+    {
+        return stream::serve(state.clone(), session, id, method, params).await;
+    }
     match handle(&state, &session, msg).await {
         Some(Ok((id, result))) => reply::result(format, &id, &result),
         Some(Err((id, failure))) => reply::failure(format, &id, &failure),
@@ -106,7 +116,10 @@ async fn handle(state: &AppState, session: &Arc<Session>, msg: Message) -> Optio
                     codes::INVALID_REQUEST,
                     "initialize is only valid as the first message, without a session",
                 )),
-                "logging/setLevel" => set_level(session, params.as_ref()),
+                "logging/setLevel" => set_level(state, session, params.as_ref()),
+                "resources/subscribe" | "resources/unsubscribe" => {
+                    subscription(state, session, &method, params.as_ref()).await
+                }
                 _ => {
                     let catalog = session.catalog();
                     let ctx = Ctx {
@@ -114,23 +127,43 @@ async fn handle(state: &AppState, session: &Arc<Session>, msg: Message) -> Optio
                         catalog: &catalog,
                         session: Some(&session.id),
                         page_size: state.options.page_size,
+                        sink: None,
                     };
                     dispatch::dispatch(&state.gateway, &ctx, &method, params).await
                 }
             };
             Some(outcome.map(|r| (id.clone(), r)).map_err(|f| (id, f)))
         }
-        Message::Notification { method, .. } => {
-            if method == "notifications/initialized" {
-                session
-                    .initialized
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
+        Message::Notification { method, params } => {
+            match method.as_str() {
+                "notifications/initialized" => {
+                    session
+                        .initialized
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                "notifications/cancelled" => {
+                    if let Some(id) = params.as_ref().and_then(|p| p.get("requestId")) {
+                        session.cancel(&id.to_string());
+                    }
+                }
+                _ => {}
             }
             tracing::debug!(session = %short(&session.id), %method, "notification");
             None
         }
-        // Answers to server-to-client requests; the gateway sends none outside forwarding yet.
-        Message::Response { .. } | Message::Error { .. } => None,
+        // The client answering a request the gateway relayed from a backend.
+        Message::Response { id, result } => {
+            if !session.answer(&id, Ok(result)) {
+                tracing::debug!(session = %short(&session.id), %id, "answer to no pending request");
+            }
+            None
+        }
+        Message::Error { id, error } => {
+            if !session.answer(&id, Err(error)) {
+                tracing::debug!(session = %short(&session.id), %id, "error answer to no pending request");
+            }
+            None
+        }
     }
 }
 
@@ -160,9 +193,18 @@ async fn initialize(
         .and_then(|p| p.get("capabilities"))
         .cloned()
         .unwrap_or_else(|| json!({}));
+    let subscribe = catalog.supports_subscribe();
     let (session, evicted) = state
         .sessions
         .create(version, capabilities, identity, catalog);
+    let (sink, events) = CallSink::channel(256);
+    state.gateway.attach_session(&session.id, &sink);
+    *session.sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(sink);
+    tokio::spawn(relay::pump(
+        Arc::downgrade(&session),
+        events,
+        state.options.client_request_timeout,
+    ));
     if let Some(old) = evicted {
         tracing::info!(session = %short(&old.id), "session cap reached; ended the least recently used session");
         let gw = state.gateway.clone();
@@ -172,9 +214,9 @@ async fn initialize(
     let result = json!({
         "protocolVersion": version,
         "capabilities": {
-            "tools": {},
-            "resources": {},
-            "prompts": {},
+            "tools": {"listChanged": true},
+            "resources": {"listChanged": true, "subscribe": subscribe},
+            "prompts": {"listChanged": true},
             "completions": {},
             "logging": {}
         },
@@ -191,12 +233,26 @@ async fn initialize(
     resp
 }
 
-fn set_level(session: &Session, params: Option<&Value>) -> Result<Value, Failure> {
+/// `logging/setLevel`: filters what this client gets, and asks logging backends for the most
+/// verbose level any session wants (or this session's level on its own connections).
+fn set_level(
+    state: &AppState,
+    session: &Arc<Session>,
+    params: Option<&Value>,
+) -> Result<Value, Failure> {
     let level = params
         .and_then(|p| p.get("level"))
         .and_then(Value::as_str)
         .unwrap_or_default();
     if session.set_log_level(level) {
+        let shared = LOG_LEVELS[state.sessions.min_log_level()];
+        let (gw, catalog, id, level) = (
+            state.gateway.clone(),
+            session.catalog(),
+            session.id.clone(),
+            level.to_string(),
+        );
+        tokio::spawn(async move { gw.set_log_level(&catalog, &id, &level, shared).await });
         Ok(json!({}))
     } else {
         Err(Failure::rpc(
@@ -204,6 +260,41 @@ fn set_level(session: &Session, params: Option<&Value>) -> Result<Value, Failure
             format!("unknown log level {level:?}"),
         ))
     }
+}
+
+/// `resources/subscribe` / `resources/unsubscribe`, forwarded to the backend that owns the URI.
+async fn subscription(
+    state: &AppState,
+    session: &Arc<Session>,
+    method: &str,
+    params: Option<&Value>,
+) -> Result<Value, Failure> {
+    let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) else {
+        return Err(Failure::rpc(
+            codes::INVALID_PARAMS,
+            format!("{method} needs params.uri (a string)"),
+        ));
+    };
+    let catalog = session.catalog();
+    let caller = Caller {
+        identity: &session.identity,
+        session: Some(&session.id),
+        sink: None,
+    };
+    let on = method == "resources/subscribe";
+    // Only the first subscribe and the last unsubscribe of this session reach the core.
+    if session.set_subscribed(uri, on) {
+        let outcome = if on {
+            state.gateway.subscribe(&caller, &catalog, uri).await
+        } else {
+            state.gateway.unsubscribe(&caller, &catalog, uri).await
+        };
+        if let Err(e) = outcome {
+            session.set_subscribed(uri, !on);
+            return Err(e.into());
+        }
+    }
+    Ok(json!({}))
 }
 
 /// A JSON-RPC batch: only sessions at 2025-03-26 may send one.

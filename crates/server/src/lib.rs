@@ -9,10 +9,13 @@ mod dispatch;
 mod errors;
 mod guard;
 mod legacy;
+mod notify;
 mod ops;
+mod relay;
 mod reply;
 mod session;
 mod state;
+mod stream;
 
 use std::sync::Arc;
 
@@ -53,6 +56,7 @@ pub async fn serve(
     drain: std::time::Duration,
 ) -> std::io::Result<()> {
     let reaper = tokio::spawn(session::reap_loop(state.clone()));
+    let fan_out = tokio::spawn(notify::fan_out(state.clone()));
     let app = router(state.clone()).into_make_service();
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let listener = listener.tap_io(|tcp| {
@@ -77,5 +81,6 @@ pub async fn serve(
         }
     };
     reaper.abort();
+    fan_out.abort();
     result
 }

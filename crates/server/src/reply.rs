@@ -16,6 +16,15 @@ pub(crate) enum Format {
 }
 
 impl Format {
+    /// Whether the client accepts an SSE answer (so a request can relay mid-call messages).
+    pub(crate) fn accepts_stream(headers: &HeaderMap) -> bool {
+        let accept = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        accept.contains("text/event-stream") || accept.contains("*/*")
+    }
+
     /// JSON unless the client accepts only an event stream.
     pub(crate) fn from_accept(headers: &HeaderMap) -> Format {
         let accept = headers

@@ -1,7 +1,7 @@
 //! Legacy (session-based) client sessions: unguessable ids, a sliding TTL, an LRU cap, and the
 //! GET stream for server-to-client messages.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
+use vmcp_backend::CallSink;
 use vmcp_core::{Catalog, Identity};
+use vmcp_proto::ErrorObject;
 
 use crate::state::AppState;
 
@@ -31,7 +33,6 @@ pub(crate) struct Session {
     pub(crate) id: String,
     pub(crate) protocol_version: &'static str,
     /// What the client declared at initialize (gates server-to-client requests).
-    #[allow(dead_code)]
     pub(crate) client_capabilities: Value,
     pub(crate) identity: Identity,
     catalog: Mutex<Arc<Catalog>>,
@@ -41,6 +42,15 @@ pub(crate) struct Session {
     /// Logical clock of the last use, for LRU order (milliseconds tie too easily).
     last_touch: AtomicU64,
     stream: Mutex<Option<mpsc::Sender<Bytes>>>,
+    /// Server-to-client requests awaiting the client's answer, by the id the gateway gave them.
+    pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, ErrorObject>>>>,
+    next_request: AtomicU64,
+    /// Client requests in flight, by their JSON-RPC id (for `notifications/cancelled`).
+    in_flight: Mutex<HashMap<String, CallSink>>,
+    /// Resource URIs the client subscribed to.
+    subscriptions: Mutex<HashSet<String>>,
+    /// Where per-session backend connections send what belongs to no single request.
+    pub(crate) sink: Mutex<Option<CallSink>>,
 }
 
 impl Session {
@@ -62,8 +72,15 @@ impl Session {
         }
     }
 
+    /// Replaces the catalog (after a list change), returning the previous one.
+    pub(crate) fn replace_catalog(&self, catalog: Arc<Catalog>) -> Arc<Catalog> {
+        std::mem::replace(
+            &mut *self.catalog.lock().unwrap_or_else(|p| p.into_inner()),
+            catalog,
+        )
+    }
+
     /// The client's minimum log level, as an index into [`LOG_LEVELS`].
-    #[allow(dead_code)]
     pub(crate) fn log_level(&self) -> usize {
         self.log_level.load(Ordering::Relaxed) as usize
     }
@@ -73,8 +90,115 @@ impl Session {
         *self.stream.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
     }
 
+    /// Sends bytes on the GET stream; false when there is none or it is full.
+    pub(crate) fn push(&self, bytes: Bytes) -> bool {
+        let stream = self.stream.lock().unwrap_or_else(|p| p.into_inner());
+        stream.as_ref().is_some_and(|tx| tx.try_send(bytes).is_ok())
+    }
+
+    /// Registers a server-to-client request; returns the id to send it with.
+    pub(crate) fn expect_answer(
+        &self,
+        reply: oneshot::Sender<Result<Value, ErrorObject>>,
+    ) -> String {
+        let id = format!("vmcp-{}", self.next_request.fetch_add(1, Ordering::Relaxed));
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.clone(), reply);
+        id
+    }
+
+    /// Delivers the client's answer to request `id`; false if nothing waits for it.
+    pub(crate) fn answer(&self, id: &Value, outcome: Result<Value, ErrorObject>) -> bool {
+        let Some(id) = id.as_str() else { return false };
+        let waiting = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+        waiting.is_some_and(|tx| tx.send(outcome).is_ok())
+    }
+
+    /// Forgets a server-to-client request (timed out).
+    pub(crate) fn forget_request(&self, id: &str) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+    }
+
+    /// Records a client request in flight so it can be cancelled.
+    pub(crate) fn begin(&self, key: String, sink: CallSink) {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, sink);
+    }
+
+    /// The request finished.
+    pub(crate) fn end(&self, key: &str) {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
+    }
+
+    /// The client cancelled request `key`.
+    pub(crate) fn cancel(&self, key: &str) -> bool {
+        let sink = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned();
+        sink.map(|s| s.cancel()).is_some()
+    }
+
+    /// Adds or removes a subscription; returns whether the set changed.
+    pub(crate) fn set_subscribed(&self, uri: &str, on: bool) -> bool {
+        let mut subs = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+        if on {
+            subs.insert(uri.to_string())
+        } else {
+            subs.remove(uri)
+        }
+    }
+
+    /// Whether the client subscribed to `uri`.
+    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(uri)
+    }
+
     fn close_stream(&self) {
         self.stream.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    /// Ends everything the session holds open: its stream, its sink, and requests awaiting the
+    /// client (their backends get "the client is no longer connected").
+    fn close(&self) {
+        self.close_stream();
+        self.sink.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    /// Whether a `notifications/message` with these params passes the client's level.
+    pub(crate) fn wants_log(&self, params: Option<&Value>) -> bool {
+        let level = params
+            .and_then(|p| p.get("level"))
+            .and_then(Value::as_str)
+            .unwrap_or("info");
+        LOG_LEVELS
+            .iter()
+            .position(|l| *l == level)
+            .unwrap_or(LOG_LEVELS.len())
+            >= self.log_level()
     }
 }
 
@@ -136,6 +260,11 @@ impl SessionStore {
             last_seen_ms: AtomicU64::new(self.now_ms()),
             last_touch: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
             stream: Mutex::new(None),
+            pending: Mutex::new(HashMap::new()),
+            next_request: AtomicU64::new(1),
+            in_flight: Mutex::new(HashMap::new()),
+            subscriptions: Mutex::new(HashSet::new()),
+            sink: Mutex::new(None),
         });
         let mut map = self.lock();
         let evicted = if map.len() >= self.max {
@@ -171,7 +300,7 @@ impl SessionStore {
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<Session>> {
         let s = self.lock().remove(id);
         if let Some(s) = &s {
-            s.close_stream();
+            s.close();
         }
         s
     }
@@ -189,7 +318,7 @@ impl SessionStore {
         expired
             .iter()
             .filter_map(|id| map.remove(id))
-            .inspect(|s| s.close_stream())
+            .inspect(|s| s.close())
             .collect()
     }
 
@@ -198,6 +327,20 @@ impl SessionStore {
         for s in self.lock().values() {
             s.close_stream();
         }
+    }
+
+    /// All live sessions.
+    pub(crate) fn all(&self) -> Vec<Arc<Session>> {
+        self.lock().values().cloned().collect()
+    }
+
+    /// The most verbose log level any session asked for, as an index into [`LOG_LEVELS`].
+    pub(crate) fn min_log_level(&self) -> usize {
+        self.lock()
+            .values()
+            .map(|s| s.log_level())
+            .min()
+            .unwrap_or(1)
     }
 
     /// Ids of all sessions (for shutdown).

@@ -18,6 +18,8 @@ pub struct ServerOptions {
     pub origins: OriginPolicy,
     /// Page size of Legacy list results.
     pub page_size: usize,
+    /// How long a backend's request to the client may wait for the client's answer.
+    pub client_request_timeout: Duration,
 }
 
 impl Default for ServerOptions {
@@ -27,6 +29,7 @@ impl Default for ServerOptions {
             max_body_bytes: 4 * 1024 * 1024,
             origins: OriginPolicy::default(),
             page_size: 1000,
+            client_request_timeout: Duration::from_secs(300),
         }
     }
 }

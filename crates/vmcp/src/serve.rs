@@ -42,6 +42,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
 
     let backends = assemble::backends(&config)?;
     let gateway = Arc::new(Gateway::new(backends, assemble::gateway_options(&config)));
+    gateway.watch();
     let options = ServerOptions {
         name: config.name.clone(),
         max_body_bytes: config.server.max_body_bytes,
@@ -52,6 +53,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 .parse::<IpAddr>()
                 .map_or(host == "localhost", |ip| ip.is_loopback()),
         },
+        client_request_timeout: config.server.client_request_timeout,
         ..ServerOptions::default()
     };
     let state = AppState::new(

@@ -34,6 +34,9 @@ pub struct ServerConfig {
     pub per_session_idle_timeout: Duration,
     /// `discoveryTimeout`: bound on listing one backend's capabilities (default 15s).
     pub discovery_timeout: Duration,
+    /// `clientRequestTimeout`: how long a backend's request to the client (elicitation,
+    /// sampling, roots) may wait for the client's answer (default 5m).
+    pub client_request_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -49,6 +52,7 @@ impl Default for ServerConfig {
             max_per_session_processes: 64,
             per_session_idle_timeout: Duration::from_secs(10 * 60),
             discovery_timeout: Duration::from_secs(15),
+            client_request_timeout: Duration::from_secs(5 * 60),
         }
     }
 }
@@ -74,6 +78,9 @@ pub(crate) fn decode_server(v: &Value, path: &KeyPath, issues: &Issues) -> Serve
         discovery_timeout: f
             .duration("discoveryTimeout")
             .unwrap_or(d.discovery_timeout),
+        client_request_timeout: f
+            .duration("clientRequestTimeout")
+            .unwrap_or(d.client_request_timeout),
     };
     f.finish();
     s

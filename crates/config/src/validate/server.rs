@@ -20,6 +20,7 @@ pub(super) fn check(s: &ServerConfig, path: &KeyPath, issues: &Issues) {
         ("sessionTtl", s.session_ttl),
         ("perSessionIdleTimeout", s.per_session_idle_timeout),
         ("discoveryTimeout", s.discovery_timeout),
+        ("clientRequestTimeout", s.client_request_timeout),
     ];
     for (key, d) in durations {
         if d == Duration::ZERO {

@@ -1,0 +1,149 @@
+//! The channel between one in-flight backend request and whoever made it: everything the backend
+//! sends that belongs to the request (progress, log messages, server-to-client requests such as
+//! elicitation or sampling) flows out through a [`CallSink`], and answers flow back.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
+use vmcp_proto::{ErrorObject, codes};
+
+/// Something a backend sent during a request.
+#[derive(Debug)]
+pub enum CallEvent {
+    /// A notification (progress with the caller's own token, a log message, ...).
+    Notification {
+        /// The method.
+        method: String,
+        /// The params.
+        params: Option<Value>,
+    },
+    /// A request the backend wants the client to answer.
+    Request {
+        /// The method (`elicitation/create`, `sampling/createMessage`, `roots/list`, ...).
+        method: String,
+        /// The params.
+        params: Option<Value>,
+        /// Where the client's answer goes.
+        reply: oneshot::Sender<Result<Value, ErrorObject>>,
+    },
+}
+
+/// The sending half, held by the backend side while a request runs (cheap to clone).
+#[derive(Clone)]
+pub struct CallSink {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    tx: mpsc::Sender<CallEvent>,
+    outstanding: AtomicUsize,
+    epoch: Instant,
+    last_activity_ms: AtomicU64,
+    cancel: watch::Sender<bool>,
+    dropped: AtomicU64,
+}
+
+impl CallSink {
+    /// A sink and the receiver its events arrive on. Notifications beyond `capacity` queued events
+    /// are dropped (and counted) rather than stalling the backend's reader.
+    pub fn channel(capacity: usize) -> (CallSink, mpsc::Receiver<CallEvent>) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        let (cancel, _) = watch::channel(false);
+        let inner = Inner {
+            tx,
+            outstanding: AtomicUsize::new(0),
+            epoch: Instant::now(),
+            last_activity_ms: AtomicU64::new(0),
+            cancel,
+            dropped: AtomicU64::new(0),
+        };
+        (
+            CallSink {
+                inner: Arc::new(inner),
+            },
+            rx,
+        )
+    }
+
+    /// The client cancelled the request: the backend request is abandoned and cancelled upstream.
+    pub fn cancel(&self) {
+        let _ = self.inner.cancel.send(true);
+    }
+
+    /// Resolves once [`CallSink::cancel`] was called.
+    pub async fn cancelled(&self) {
+        let mut rx = self.inner.cancel.subscribe();
+        let _ = rx.wait_for(|c| *c).await;
+    }
+
+    /// Notifications dropped because the receiver did not keep up.
+    pub fn dropped(&self) -> u64 {
+        self.inner.dropped.load(Ordering::Relaxed)
+    }
+
+    fn touch(&self) {
+        let ms = self.inner.epoch.elapsed().as_millis() as u64;
+        self.inner.last_activity_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Delivers a notification without waiting; drops it when the queue is full.
+    pub(crate) fn notify(&self, method: String, params: Option<Value>) {
+        self.touch();
+        if self
+            .inner
+            .tx
+            .try_send(CallEvent::Notification { method, params })
+            .is_err()
+        {
+            self.inner.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Asks the client something and waits for its answer.
+    pub(crate) async fn request(
+        &self,
+        method: String,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        let (reply, rx) = oneshot::channel();
+        self.inner.outstanding.fetch_add(1, Ordering::Relaxed);
+        let sent = self
+            .inner
+            .tx
+            .send(CallEvent::Request {
+                method,
+                params,
+                reply,
+            })
+            .await;
+        let answer = match sent {
+            Ok(()) => rx.await.unwrap_or_else(|_| Err(client_gone())),
+            Err(_) => Err(client_gone()),
+        };
+        self.inner.outstanding.fetch_sub(1, Ordering::Relaxed);
+        self.touch();
+        answer
+    }
+
+    /// Whether a server-to-client request is waiting on the client (the backend is not idle).
+    pub(crate) fn busy(&self) -> bool {
+        self.inner.outstanding.load(Ordering::Relaxed) > 0
+    }
+
+    /// How long ago the last event passed through, if any did.
+    pub(crate) fn idle_for(&self) -> Option<Duration> {
+        let last = self.inner.last_activity_ms.load(Ordering::Relaxed);
+        if last == 0 {
+            return None;
+        }
+        let now = self.inner.epoch.elapsed().as_millis() as u64;
+        Some(Duration::from_millis(now.saturating_sub(last)))
+    }
+}
+
+fn client_gone() -> ErrorObject {
+    ErrorObject::new(codes::INTERNAL_ERROR, "the client is no longer connected")
+}

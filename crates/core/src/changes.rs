@@ -1,0 +1,139 @@
+//! Live list changes: a backend's `notifications/{tools,resources,prompts}/list_changed` re-lists
+//! that kind of that backend only, rebuilds the catalog, and tells every listener which kinds now
+//! advertise something different (additions and removals alike).
+//!
+//! Storms coalesce: notifications mark (backend, kind) dirty, and one worker drains the dirty set,
+//! so at most one re-derivation is in flight however fast a backend announces changes.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::{Notify, broadcast};
+use vmcp_backend::Notice;
+
+use crate::{catalog::Catalog, discover, gateway::Gateway};
+
+/// What the gateway tells its edges about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GatewayNotice {
+    /// These kinds ("tools", "resources", "prompts") advertise something different now.
+    ListChanged(Vec<&'static str>),
+    /// A backend said a resource changed (`notifications/resources/updated` params).
+    ResourceUpdated(Value),
+}
+
+#[derive(Default)]
+struct Dirty {
+    set: Mutex<BTreeSet<(String, &'static str)>>,
+    wake: Notify,
+}
+
+impl Gateway {
+    /// Subscribes to list changes and resource updates.
+    pub fn notices(&self) -> broadcast::Receiver<GatewayNotice> {
+        self.notices.subscribe()
+    }
+
+    /// Starts listening to every backend's announcements (call once, after construction).
+    pub fn watch(self: &Arc<Self>) {
+        let dirty = Arc::new(Dirty::default());
+        let mut handles = Vec::new();
+        for backend in &self.backends {
+            let mut rx = backend.notices();
+            let id = backend.id().to_string();
+            let dirty = dirty.clone();
+            let notices = self.notices.clone();
+            handles.push(tokio::spawn(async move {
+                loop {
+                    match rx.recv().await {
+                        Ok(Notice::ListChanged(kind)) => {
+                            dirty
+                                .set
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .insert((id.clone(), kind));
+                            dirty.wake.notify_one();
+                        }
+                        Ok(Notice::ResourceUpdated(params)) => {
+                            let _ = notices.send(GatewayNotice::ResourceUpdated(params));
+                        }
+                        // Missed notices under a flood: re-derive everything of this backend.
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            let mut set = dirty.set.lock().unwrap_or_else(|p| p.into_inner());
+                            for kind in ["tools", "resources", "prompts"] {
+                                set.insert((id.clone(), kind));
+                            }
+                            drop(set);
+                            dirty.wake.notify_one();
+                        }
+                        Err(broadcast::error::RecvError::Closed) => break,
+                    }
+                }
+            }));
+        }
+        let gw = Arc::downgrade(self);
+        handles.push(tokio::spawn(async move {
+            loop {
+                dirty.wake.notified().await;
+                let batch =
+                    std::mem::take(&mut *dirty.set.lock().unwrap_or_else(|p| p.into_inner()));
+                let Some(gw) = gw.upgrade() else { break };
+                if !batch.is_empty() {
+                    gw.rederive(batch).await;
+                }
+            }
+        }));
+        self.watchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(handles);
+    }
+
+    /// Re-lists the dirty (backend, kind) pairs and publishes which kinds changed.
+    async fn rederive(&self, batch: BTreeSet<(String, &'static str)>) {
+        let _one_at_a_time = self.refresh.lock().await;
+        let Some((mut caps, failed)) = self
+            .answers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        else {
+            // Nothing aggregated yet: the first client will aggregate afresh anyway.
+            return;
+        };
+        for (id, kind) in &batch {
+            let Some(entry) = caps.iter_mut().find(|c| &c.backend == id) else {
+                continue;
+            };
+            let Ok(backend) = self.backend(id) else {
+                continue;
+            };
+            if let Err(e) = discover::requery(backend, entry, kind).await {
+                tracing::warn!(backend = %id, kind, error = %e, "re-listing after list_changed failed; keeping the previous list");
+            }
+        }
+        let catalog = match Catalog::build(&self.opts.policy, caps.clone(), failed.clone()) {
+            Ok(c) => Arc::new(c),
+            Err(e) => {
+                tracing::error!(error = %e, "list change left the catalog inconsistent; keeping the previous one");
+                return;
+            }
+        };
+        let before = self.cached_catalog();
+        let changed: Vec<&'static str> = ["tools", "resources", "prompts"]
+            .into_iter()
+            .filter(|k| {
+                before
+                    .as_ref()
+                    .is_none_or(|b| b.fingerprint(k) != catalog.fingerprint(k))
+            })
+            .collect();
+        *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = Some((caps, failed));
+        self.store(catalog);
+        tracing::info!(?changed, backends = ?batch.iter().map(|(b, k)| format!("{b}:{k}")).collect::<Vec<_>>(), "capabilities re-derived after list_changed");
+        if !changed.is_empty() {
+            let _ = self.notices.send(GatewayNotice::ListChanged(changed));
+        }
+    }
+}
