@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Interop with the Python MCP SDK (PyPI `mcp`): its client, through the gateway, in front of the
+# repository's HTTP fixture and a stdio backend written with the same SDK (which elicits).
+# Usage: .ci/interop.sh [legacy|auto]...   (default: legacy)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=.ci/.venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install -q --disable-pip-version-check "mcp==2.3.0"
+cargo build -q -p vmcp -p vmcp-testkit --bin vmcp --bin vmcp-fixture
+
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+./target/debug/vmcp-fixture --transport http --port 0 --name weather >"$work/weather.out" 2>/dev/null &
+pids+=($!)
+for _ in $(seq 100); do grep -q listening "$work/weather.out" 2>/dev/null && break; sleep 0.05; done
+weather_url="$(awk '{print $3}' "$work/weather.out")/mcp"
+
+cat >"$work/vmcp.yaml" <<YAML
+name: interop
+backends:
+  - name: weather
+    transport: streamable-http
+    url: $weather_url
+  - name: booking
+    transport: stdio
+    command: $PWD/$venv/bin/python
+    args: ["$PWD/tests/interop/elicit_server.py"]
+YAML
+./target/debug/vmcp serve --config "$work/vmcp.yaml" --port 0 >"$work/vmcp.out" 2>"$work/vmcp.err" &
+pids+=($!)
+for _ in $(seq 200); do grep -q listening "$work/vmcp.out" 2>/dev/null && break; sleep 0.05; done
+gateway_url=$(awk '{print $4}' "$work/vmcp.out")
+[ -n "$gateway_url" ] || { echo "gateway did not start"; cat "$work/vmcp.err"; exit 1; }
+
+status=0
+for mode in "${@:-legacy}"; do
+  echo "== Python mcp client (mode=$mode) through $gateway_url"
+  "$venv/bin/python" tests/interop/python_client.py "$gateway_url" "$mode" || { status=1; tail -20 "$work/vmcp.err"; }
+done
+exit $status

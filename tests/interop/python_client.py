@@ -1,0 +1,53 @@
+"""Interop check: the Python `mcp` SDK as the client, through the vmcp gateway, calling tools on
+two backends (the repository's fixture over HTTP, and a Python SDK server over stdio that elicits).
+
+Usage: python_client.py <gateway-url> <mode>   (mode: legacy | auto)
+Prints one line per check and a closing "N passed, M failed"; exits non-zero on any failure."""
+
+import sys
+
+import anyio
+import mcp_types as types
+from mcp import Client
+
+URL, MODE = sys.argv[1], sys.argv[2]
+results: list[tuple[str, bool, str]] = []
+
+
+def check(name: str, ok: bool, detail: str = "") -> None:
+    results.append((name, ok, detail))
+    print(f"{'ok  ' if ok else 'FAIL'} {name} {detail}", flush=True)
+
+
+def text(result) -> str:
+    return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def on_elicit(context, params):
+    # The user says yes, and gives a name.
+    return types.ElicitResult(action="accept", content={"confirm": True, "name": "Ada"})
+
+
+async def main() -> None:
+    async with Client(URL, mode=MODE, elicitation_callback=on_elicit) as client:
+        info = client.server_info
+        check("server names itself vmcp", info is not None and info.name == "vmcp", repr(info))
+        check("negotiated a revision", bool(client.protocol_version), client.protocol_version)
+        tools = {t.name for t in (await client.list_tools()).tools}
+        for name in ("weather_whoami", "weather_echo", "booking_book_table", "booking_add"):
+            check(f"lists {name}", name in tools)
+        r = await client.call_tool("weather_whoami", {})
+        check("calls the HTTP backend", text(r) == "weather", text(r))
+        r = await client.call_tool("booking_add", {"a": 2, "b": 40})
+        check("calls the stdio Python backend", text(r) == "42", text(r))
+        r = await client.call_tool("booking_book_table", {"party_size": 4})
+        check("elicitation round-trips through the gateway", text(r) == "booked 4 for Ada", text(r))
+        r = await client.call_tool("weather_echo", {"text": "héllo"})
+        check("non-ASCII passes unchanged", text(r) == "héllo", text(r))
+
+
+anyio.run(main)
+passed = sum(1 for _, ok, _ in results if ok)
+failed = len(results) - passed
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed or not results else 0)
