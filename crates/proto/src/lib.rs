@@ -5,7 +5,10 @@
 //! untouched; only what routing needs (method, id, `params.name`/`uri`, `_meta`) is looked at.
 
 pub mod codes;
+pub mod cursor;
+pub mod era;
 pub mod jsonrpc;
+pub mod mcp_name;
 pub mod meta;
 pub mod revision;
 pub mod sse;

@@ -1,5 +1,11 @@
 //! MCP protocol revisions the gateway speaks and version negotiation.
 
+/// The stateless revision ("Modern").
+pub const MODERN: &str = "2026-07-28";
+
+/// Every revision the gateway serves to clients, newest first.
+pub const ALL_VERSIONS: [&str; 4] = [MODERN, "2025-11-25", "2025-06-18", "2025-03-26"];
+
 /// The newest session-based revision ("Legacy").
 pub const LATEST_LEGACY: &str = "2025-11-25";
 

@@ -6,7 +6,9 @@ use vmcp_backend::CallSink;
 use vmcp_core::{Caller, Catalog, Gateway, Identity};
 use vmcp_proto::codes;
 
-use crate::{cursor, errors::Failure};
+use vmcp_proto::cursor;
+
+use crate::errors::Failure;
 
 /// Who is asking and what they see.
 pub(crate) struct Ctx<'a> {
@@ -74,12 +76,25 @@ pub(crate) async fn dispatch(
     }
 }
 
-fn page(ctx: &Ctx<'_>, params: &Value, field: &str, items: Vec<&Value>) -> Result<Value, Failure> {
-    let offset = match params.get("cursor") {
-        None | Some(Value::Null) => 0,
-        Some(Value::String(c)) => cursor::decode(field, c)
-            .filter(|o| *o <= items.len())
-            .ok_or_else(|| Failure::rpc(codes::INVALID_PARAMS, "invalid cursor"))?,
+/// One page of a list (items sorted by key), with `nextCursor` while more remain.
+pub(crate) fn page(
+    ctx: &Ctx<'_>,
+    params: &Value,
+    field: &str,
+    items: Vec<&Value>,
+) -> Result<Value, Failure> {
+    let key_name = match field {
+        "resources" => "uri",
+        "resourceTemplates" => "uriTemplate",
+        _ => "name",
+    };
+    let from = match params.get("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) if c.is_empty() => None,
+        Some(Value::String(c)) => Some(
+            cursor::decode(field, c)
+                .ok_or_else(|| Failure::rpc(codes::INVALID_PARAMS, "invalid cursor"))?,
+        ),
         Some(_) => {
             return Err(Failure::rpc(
                 codes::INVALID_PARAMS,
@@ -87,17 +102,26 @@ fn page(ctx: &Ctx<'_>, params: &Value, field: &str, items: Vec<&Value>) -> Resul
             ));
         }
     };
-    let end = (offset + ctx.page_size.max(1)).min(items.len());
+    let (items, next) = cursor::page(
+        &items,
+        |v| key_of(v, key_name),
+        from.as_ref(),
+        ctx.page_size,
+    );
     let mut out = Map::with_capacity(2);
     out.insert(
         field.to_string(),
-        Value::Array(items[offset..end].iter().map(|v| (*v).clone()).collect()),
+        Value::Array(items.iter().map(|v| (*v).clone()).collect()),
     );
-    if end < items.len() {
+    if let Some(next) = next {
         out.insert(
             "nextCursor".into(),
-            Value::String(cursor::encode(field, end)),
+            Value::String(cursor::encode(field, &next)),
         );
     }
     Ok(Value::Object(out))
+}
+
+fn key_of<'v>(v: &&'v Value, key: &str) -> &'v str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
 }

@@ -18,13 +18,14 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use vmcp_backend::CallSink;
 use vmcp_core::{Caller, Identity};
-use vmcp_proto::{Message, ParseError, codes, jsonrpc, revision};
+use vmcp_proto::era::{self, Era, RequestView};
+use vmcp_proto::{ErrorObject, Message, ParseError, codes, jsonrpc, revision};
 
 use crate::{
     dispatch::{self, Ctx},
     errors::Failure,
     guard::Refusal,
-    relay,
+    modern, relay,
     reply::{self, Format},
     session::{LOG_LEVELS, Session, short},
     state::AppState,
@@ -78,6 +79,29 @@ pub(crate) async fn post(
             );
         }
     };
+    // Requests and notifications are classified per request; only Legacy ones continue here.
+    if let Some((id, method, params)) = request_parts(&msg) {
+        match era::classify(&view(&headers, method, params)) {
+            Err(rej) => {
+                let mut error = ErrorObject::new(rej.code, rej.message);
+                error.data = rej.data;
+                let id = id.cloned().unwrap_or(Value::Null);
+                return reply::message(
+                    StatusCode::BAD_REQUEST,
+                    Format::Json,
+                    jsonrpc::error_bytes(&id, &error),
+                );
+            }
+            Ok(Era::Modern) => {
+                let (id, method, params) = into_parts(msg);
+                if !state.options.modern_enabled {
+                    return modern::disabled(&state, id, &method);
+                }
+                return modern::serve(state.clone(), id, method, params).await;
+            }
+            Ok(Era::Legacy) => {}
+        }
+    }
     if let Message::Request { id, method, params } = &msg
         && method == "initialize"
     {
@@ -95,7 +119,9 @@ pub(crate) async fn post(
         && Format::accepts_stream(&headers)
         && let Message::Request { id, method, params } = msg
     {
-        return stream::serve(state.clone(), session, id, method, params).await;
+        let identity = session.identity.clone();
+        let audience = Arc::new(stream::Audience::Legacy(session));
+        return stream::serve(state.clone(), audience, identity, id, method, params).await;
     }
     match handle(&state, &session, msg).await {
         Some(Ok((id, result))) => reply::result(format, &id, &result),
@@ -370,6 +396,9 @@ pub(crate) async fn get_stream(State(state): State<Arc<AppState>>, headers: Head
     if let Err(r) = guard(&state, &headers) {
         return r;
     }
+    if let Some(r) = modern_verb(&headers) {
+        return r;
+    }
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -412,6 +441,9 @@ pub(crate) async fn delete(State(state): State<Arc<AppState>>, headers: HeaderMa
     if let Err(r) = guard(&state, &headers) {
         return r;
     }
+    if let Some(r) = modern_verb(&headers) {
+        return r;
+    }
     let id = match session_header(&headers) {
         Ok(id) => id,
         Err(r) => return r,
@@ -428,6 +460,57 @@ pub(crate) async fn delete(State(state): State<Arc<AppState>>, headers: HeaderMa
             "Session not found",
         ),
     }
+}
+
+fn request_parts(msg: &Message) -> Option<(Option<&Value>, &str, Option<&Value>)> {
+    match msg {
+        Message::Request { id, method, params } => Some((Some(id), method, params.as_ref())),
+        Message::Notification { method, params } => Some((None, method, params.as_ref())),
+        _ => None,
+    }
+}
+
+fn into_parts(msg: Message) -> (Option<Value>, String, Option<Value>) {
+    match msg {
+        Message::Request { id, method, params } => (Some(id), method, params),
+        Message::Notification { method, params } => (None, method, params),
+        Message::Response { id, .. } | Message::Error { id, .. } => (Some(id), String::new(), None),
+    }
+}
+
+/// What the era classifier needs from a request.
+fn view<'a>(headers: &'a HeaderMap, method: &'a str, params: Option<&'a Value>) -> RequestView<'a> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let target = if method == "resources/read" {
+        "uri"
+    } else {
+        "name"
+    };
+    RequestView {
+        method,
+        meta: params
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object),
+        version_header: header(VERSION_HEADER),
+        mcp_method: header("mcp-method"),
+        mcp_name: header("mcp-name"),
+        name: params.and_then(|p| p.get(target)).and_then(Value::as_str),
+    }
+}
+
+/// GET and DELETE do not exist in 2026-07-28: a Modern client asking for them gets 405.
+fn modern_verb(headers: &HeaderMap) -> Option<Response> {
+    if headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok()) != Some(revision::MODERN) {
+        return None;
+    }
+    let mut resp = reply::refuse(
+        StatusCode::METHOD_NOT_ALLOWED,
+        codes::INVALID_REQUEST,
+        "MCP 2026-07-28 has no GET or DELETE on the MCP endpoint; use POST",
+    );
+    resp.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    Some(resp)
 }
 
 fn guard(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {

@@ -4,11 +4,13 @@
 //! Each edge only deals with wire format and sessions; every capability operation goes to the
 //! shared core ([`vmcp_core::Gateway`]) through [`dispatch`].
 
-mod cursor;
 mod dispatch;
+mod envelope;
 mod errors;
 mod guard;
 mod legacy;
+mod listen;
+mod modern;
 mod notify;
 mod ops;
 mod relay;

@@ -20,6 +20,8 @@ pub struct ServerOptions {
     pub page_size: usize,
     /// How long a backend's request to the client may wait for the client's answer.
     pub client_request_timeout: Duration,
+    /// Serve MCP 2026-07-28 (stateless) requests; off, they are refused with -32022.
+    pub modern_enabled: bool,
 }
 
 impl Default for ServerOptions {
@@ -30,6 +32,7 @@ impl Default for ServerOptions {
             origins: OriginPolicy::default(),
             page_size: 1000,
             client_request_timeout: Duration::from_secs(300),
+            modern_enabled: true,
         }
     }
 }

@@ -2,25 +2,31 @@
 //! that what the backend sends while it runs reaches the client: the answer is plain JSON when
 //! nothing comes first (the fast path), and switches to an SSE stream carrying the relayed
 //! messages and then the answer as soon as the backend sends anything mid-request.
+//!
+//! Both eras share this; they differ in what may be relayed ([`Audience`]): a Legacy session gets
+//! server-to-client requests forwarded, a Modern request gets only its own progress and the logs it
+//! opted into, and a backend asking it something is refused with the documented error contract.
 
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
-use http::{HeaderValue, header};
-use serde_json::Value;
+use http::{HeaderValue, StatusCode, header};
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use vmcp_backend::CallSink;
-use vmcp_proto::{jsonrpc, sse};
+use vmcp_backend::{CallEvent, CallSink};
+use vmcp_core::Identity;
+use vmcp_proto::{ErrorObject, codes, jsonrpc, meta::strip_reserved, sse};
 
 use crate::{
     dispatch::{self, Ctx},
+    envelope,
     errors::Failure,
     relay::{self, Out},
     reply::{self, Format},
-    session::Session,
+    session::{LOG_LEVELS, Session},
     state::AppState,
 };
 
@@ -32,25 +38,177 @@ pub(crate) fn is_forwarded(method: &str) -> bool {
     )
 }
 
+/// Who receives what the backend sends mid-call.
+pub(crate) enum Audience {
+    /// A Legacy session: everything, subject to its capabilities and log level.
+    Legacy(Arc<Session>),
+    /// A Modern request: progress, and logs at or above the level it asked for in `_meta`.
+    Modern(ModernAudience),
+}
+
+/// A Modern request's relaying rules.
+pub(crate) struct ModernAudience {
+    /// The request's `clientCapabilities`.
+    pub(crate) capabilities: Value,
+    /// The request's `logLevel`, as an index into [`LOG_LEVELS`]; None: no logs.
+    pub(crate) log_level: Option<usize>,
+    /// The capability a backend asked for mid-call, and whether the client had declared it.
+    refused: Mutex<Option<(String, bool)>>,
+}
+
+impl ModernAudience {
+    pub(crate) fn new(capabilities: Value, log_level: Option<&str>) -> Self {
+        let log_level = log_level.and_then(|l| LOG_LEVELS.iter().position(|x| *x == l));
+        Self {
+            capabilities,
+            log_level,
+            refused: Mutex::new(None),
+        }
+    }
+
+    fn relay(&self, event: CallEvent, out: &mpsc::Sender<Bytes>) {
+        match event {
+            CallEvent::Notification { method, mut params } => {
+                let wanted = match method.as_str() {
+                    "notifications/progress" => true,
+                    "notifications/message" => self.log_level.is_some_and(|min| {
+                        let level = params
+                            .as_ref()
+                            .and_then(|p| p.get("level"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("info");
+                        LOG_LEVELS
+                            .iter()
+                            .position(|l| *l == level)
+                            .unwrap_or(LOG_LEVELS.len())
+                            >= min
+                    }),
+                    // Only request-scoped notifications belong on a Modern response stream.
+                    _ => false,
+                };
+                if wanted {
+                    if let Some(p) = params.as_mut() {
+                        strip_reserved(p);
+                    }
+                    let bytes = sse::message_event(
+                        &jsonrpc::notification_bytes(&method, params.as_ref()),
+                        None,
+                    );
+                    let _ = out.try_send(Bytes::from(bytes));
+                }
+            }
+            CallEvent::Request { method, reply, .. } => {
+                // A Legacy backend asking mid-call: Modern has no channel for it (input requests
+                // ride results, not streams), so the backend is refused and the client told why.
+                let capability = match method.as_str() {
+                    "elicitation/create" => "elicitation",
+                    "sampling/createMessage" => "sampling",
+                    "roots/list" => "roots",
+                    other => other,
+                };
+                let declared = self.capabilities.get(capability).is_some();
+                *self.refused.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some((capability.to_string(), declared));
+                let _ = reply.send(Err(ErrorObject::new(
+                    codes::INTERNAL_ERROR,
+                    format!("vmcp cannot relay {method} to a 2026-07-28 client mid-call"),
+                )));
+            }
+        }
+    }
+
+    /// The error the client gets when its backend asked for input mid-call.
+    fn refusal(&self) -> Option<Failure> {
+        let (capability, declared) = self
+            .refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()?;
+        let error = if declared {
+            ErrorObject::new(
+                codes::INTERNAL_ERROR,
+                format!(
+                    "the backend needs {capability} mid-call; it speaks MCP 2025-11-25, and vmcp cannot turn that into a multi-round (input_required) result for a 2026-07-28 client. The backend may already have done part of the work."
+                ),
+            )
+        } else {
+            ErrorObject::new(
+                codes::MISSING_CLIENT_CAPABILITY,
+                format!(
+                    "the backend needs the {capability} client capability mid-call, which this request did not declare (declaring it would not help: vmcp cannot relay mid-call requests to 2026-07-28 clients). The backend may already have done part of the work."
+                ),
+            )
+            .with_data(json!({"requiredCapabilities": {capability: {}}}))
+        };
+        Some(Failure {
+            status: StatusCode::OK,
+            error,
+        })
+    }
+}
+
+impl Audience {
+    fn relay(&self, event: CallEvent, out: &mpsc::Sender<Bytes>, state: &AppState) {
+        match self {
+            Audience::Legacy(session) => relay::relay(
+                session,
+                event,
+                &Out::Stream(out.clone()),
+                state.options.client_request_timeout,
+            ),
+            Audience::Modern(m) => m.relay(event, out),
+        }
+    }
+
+    fn finish(
+        &self,
+        outcome: Result<Value, Failure>,
+        method: &str,
+        state: &AppState,
+    ) -> Result<Value, Failure> {
+        match self {
+            Audience::Legacy(_) => outcome,
+            Audience::Modern(m) => match m.refusal() {
+                Some(refusal) => Err(refusal),
+                None => outcome.map(|r| envelope::stamp(method, r, &state.options.name)),
+            },
+        }
+    }
+
+    fn session(&self) -> Option<&Arc<Session>> {
+        match self {
+            Audience::Legacy(s) => Some(s),
+            Audience::Modern(_) => None,
+        }
+    }
+}
+
 /// Serves one forwarded request with relaying.
 pub(crate) async fn serve(
     state: Arc<AppState>,
-    session: Arc<Session>,
+    audience: Arc<Audience>,
+    identity: Identity,
     id: Value,
     method: String,
     params: Option<Value>,
 ) -> Response {
     let key = id.to_string();
     let (sink, mut events) = CallSink::channel(256);
-    session.begin(key.clone(), sink.clone());
+    if let Some(s) = audience.session() {
+        s.begin(key.clone(), sink.clone());
+    }
     let work = {
-        let (state, session) = (state.clone(), session.clone());
+        let (state, audience, method) = (state.clone(), audience.clone(), method.clone());
         async move {
-            let catalog = session.catalog();
+            let session = audience.session();
+            let catalog = match session {
+                Some(s) => s.catalog(),
+                None => state.gateway.catalog(&identity).await?,
+            };
             let ctx = Ctx {
-                identity: &session.identity,
+                identity: &identity,
                 catalog: &catalog,
-                session: Some(&session.id),
+                session: session.map(|s| s.id.as_str()),
                 page_size: state.options.page_size,
                 sink: Some(&sink),
             };
@@ -65,47 +223,55 @@ pub(crate) async fn serve(
     };
     let first_event = match first {
         Ok(outcome) => {
-            session.end(&key);
-            return match outcome {
+            if let Some(s) = audience.session() {
+                s.end(&key);
+            }
+            return match audience.finish(outcome, &method, &state) {
                 Ok(result) => reply::result(Format::Json, &id, &result),
                 Err(f) => reply::failure(Format::Json, &id, &f),
             };
         }
         Err(event) => event,
     };
-    let timeout = state.options.client_request_timeout;
     let (tx, rx) = mpsc::channel::<Bytes>(256);
     tokio::spawn(async move {
-        let out = Out::Stream(tx.clone());
         if let Some(event) = first_event {
-            relay::relay(&session, event, &out, timeout);
+            audience.relay(event, &tx, &state);
         }
         let outcome: Result<Value, Failure> = loop {
             tokio::select! {
                 outcome = &mut work => break outcome,
-                Some(event) = events.recv() => relay::relay(&session, event, &out, timeout),
+                Some(event) = events.recv() => audience.relay(event, &tx, &state),
             }
         };
         // Whatever the backend sent before its answer goes out before the answer.
         while let Ok(event) = events.try_recv() {
-            relay::relay(&session, event, &out, timeout);
+            audience.relay(event, &tx, &state);
         }
-        session.end(&key);
-        let bytes = match &outcome {
-            Ok(result) => jsonrpc::response_bytes(&id, result),
+        if let Some(s) = audience.session() {
+            s.end(&key);
+        }
+        let bytes = match audience.finish(outcome, &method, &state) {
+            Ok(result) => jsonrpc::response_bytes(&id, &result),
             Err(f) => jsonrpc::error_bytes(&id, &f.error),
         };
         let _ = tx.send(Bytes::from(sse::message_event(&bytes, None))).await;
     });
+    event_stream(rx)
+}
+
+/// An SSE response fed by `rx` until it closes.
+pub(crate) fn event_stream(rx: mpsc::Receiver<Bytes>) -> Response {
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
     });
     let mut resp = Response::new(Body::from_stream(body));
-    resp.headers_mut().insert(
+    let h = resp.headers_mut();
+    h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/event-stream"),
     );
-    resp.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     resp
 }

@@ -62,6 +62,10 @@ pub(crate) struct ServeArgs {
     /// Idle time after which a session expires, e.g. 30m (overrides server.sessionTtl).
     #[arg(long, value_parser = parse_duration)]
     pub(crate) session_ttl: Option<Duration>,
+    /// Refuse MCP 2026-07-28 (stateless) requests with -32022 and advertise only the session-based
+    /// revisions (a rollback switch).
+    #[arg(long)]
+    pub(crate) disable_modern: bool,
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {

@@ -54,6 +54,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 .map_or(host == "localhost", |ip| ip.is_loopback()),
         },
         client_request_timeout: config.server.client_request_timeout,
+        modern_enabled: !args.disable_modern,
         ..ServerOptions::default()
     };
     let state = AppState::new(

@@ -1,0 +1,163 @@
+//! The Modern client edge (MCP 2026-07-28): stateless, one POST per request, every request
+//! carrying its own version, capabilities and log level in `_meta`. Requests were already
+//! classified and their headers validated ([`vmcp_proto::era`]); this module answers them by
+//! calling the same core as the Legacy edge, and wraps results in the Modern envelope.
+
+use std::sync::Arc;
+
+use axum::response::Response;
+use http::StatusCode;
+use serde_json::{Map, Value, json};
+use vmcp_core::Identity;
+use vmcp_proto::{codes, era, jsonrpc, revision};
+
+use crate::{
+    dispatch::{self, Ctx},
+    envelope,
+    errors::Failure,
+    listen,
+    reply::{self, Format},
+    state::AppState,
+    stream::{self, Audience, ModernAudience},
+};
+
+/// Answers one classified Modern message.
+pub(crate) async fn serve(
+    state: Arc<AppState>,
+    id: Option<Value>,
+    method: String,
+    params: Option<Value>,
+) -> Response {
+    // Notifications need no answer (this revision defines none from client to server over HTTP).
+    let Some(id) = id else {
+        return reply::accepted();
+    };
+    let params = params.unwrap_or_else(|| Value::Object(Map::new()));
+    let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
+    let identity = Identity::anonymous();
+    if stream::is_forwarded(&method) {
+        let audience = ModernAudience::new(
+            meta.get(era::META_CLIENT_CAPABILITIES)
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+            meta.get(era::META_LOG_LEVEL).and_then(Value::as_str),
+        );
+        let audience = Arc::new(Audience::Modern(audience));
+        return stream::serve(state, audience, identity, id, method, Some(params)).await;
+    }
+    let outcome = match method.as_str() {
+        "server/discover" => discover(&state, &identity).await,
+        "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
+            list(&state, &identity, &method, params).await
+        }
+        "subscriptions/listen" => return listen::serve(state, id, params).await,
+        // Removed in 2026-07-28; answered leniently, as the reference gateway does.
+        "ping" => return reply::result(Format::Json, &id, &json!({})),
+        _ => Err(Failure::rpc(
+            codes::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )),
+    };
+    respond(&state, &id, &method, outcome)
+}
+
+/// The Modern status for an error: -32601 is 404, -32602 is 400, a denial 403, the rest 200
+/// (clients discard bodies of other non-200 answers).
+fn status_of(code: i64) -> StatusCode {
+    match code {
+        codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        codes::INVALID_PARAMS => StatusCode::BAD_REQUEST,
+        codes::DENIED => StatusCode::FORBIDDEN,
+        _ => StatusCode::OK,
+    }
+}
+
+/// A Modern error: the code's status, and -32002 (2025-11-25's resource-not-found) as -32602.
+pub(crate) fn modern_failure(mut f: Failure) -> Failure {
+    if f.error.code == codes::RESOURCE_NOT_FOUND {
+        f.error.code = codes::INVALID_PARAMS;
+    }
+    f.status = status_of(f.error.code);
+    f
+}
+
+fn respond(
+    state: &AppState,
+    id: &Value,
+    method: &str,
+    outcome: Result<Value, Failure>,
+) -> Response {
+    match outcome {
+        Ok(result) => reply::result(
+            Format::Json,
+            id,
+            &envelope::stamp(method, result, &state.options.name),
+        ),
+        Err(f) => reply::failure(Format::Json, id, &modern_failure(f)),
+    }
+}
+
+async fn list(
+    state: &AppState,
+    identity: &Identity,
+    method: &str,
+    params: Value,
+) -> Result<Value, Failure> {
+    let catalog = state.gateway.catalog(identity).await?;
+    let ctx = Ctx {
+        identity,
+        catalog: &catalog,
+        session: None,
+        page_size: state.options.page_size,
+        sink: None,
+    };
+    dispatch::dispatch(&state.gateway, &ctx, method, Some(params)).await
+}
+
+/// `server/discover`: versions, and capability flags computed after admission (a kind is
+/// advertised only when the caller may see something of it).
+async fn discover(state: &AppState, identity: &Identity) -> Result<Value, Failure> {
+    let catalog = state.gateway.catalog(identity).await?;
+    let gw = &state.gateway;
+    let mut caps = Map::new();
+    if !gw.list_tools(identity, &catalog).is_empty() {
+        caps.insert("tools".into(), json!({"listChanged": true}));
+    }
+    if !gw.list_resources(identity, &catalog).is_empty()
+        || !gw.list_templates(identity, &catalog).is_empty()
+    {
+        caps.insert(
+            "resources".into(),
+            json!({"listChanged": true, "subscribe": catalog.supports_subscribe()}),
+        );
+    }
+    if !gw.list_prompts(identity, &catalog).is_empty() {
+        caps.insert("prompts".into(), json!({"listChanged": true}));
+    }
+    caps.insert("completions".into(), json!({}));
+    Ok(json!({"supportedVersions": revision::ALL_VERSIONS, "capabilities": caps}))
+}
+
+/// What a Modern request gets when the Modern edge is switched off: `server/discover` lists only
+/// the Legacy revisions (so Modern-first clients negotiate down), anything else -32022.
+pub(crate) fn disabled(state: &AppState, id: Option<Value>, method: &str) -> Response {
+    let Some(id) = id else {
+        return reply::accepted();
+    };
+    if method == "server/discover" {
+        let result = json!({"supportedVersions": revision::LEGACY_VERSIONS, "capabilities": {}});
+        return reply::result(
+            Format::Json,
+            &id,
+            &envelope::stamp(method, result, &state.options.name),
+        );
+    }
+    let rej = era::unsupported_version(revision::MODERN, &revision::LEGACY_VERSIONS);
+    let mut error = vmcp_proto::ErrorObject::new(rej.code, rej.message);
+    error.data = rej.data;
+    reply::message(
+        StatusCode::BAD_REQUEST,
+        Format::Json,
+        jsonrpc::error_bytes(&id, &error),
+    )
+}
