@@ -10,11 +10,11 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::{
+    auto::AutoConnection,
     connection::Connection,
     error::BackendError,
     handshake::ServerInfo,
     health::{Health, HealthTracker},
-    http::HttpConnection,
     inbound::{Inbound, Notice, Routes},
     per_session::{DISCOVERY_KEY, PerSessionPool},
     sink::CallSink,
@@ -94,6 +94,9 @@ pub struct BackendSpec {
     /// Consecutive failures that mark the backend unhealthy.
     pub unhealthy_threshold: u32,
 }
+
+/// Most input rounds bridged for one request.
+const MAX_ROUNDS: usize = 10;
 
 /// How far activity may stretch a request's timeout, as a multiple of it.
 const MAX_EXTENSION: u32 = 10;
@@ -188,7 +191,7 @@ impl Backend {
     fn connect(&self, session: Option<CallSink>) -> Arc<dyn Connection> {
         let inbound = Arc::new(Inbound::new(self.routes.clone(), session));
         match &self.spec.transport {
-            TransportSpec::StreamableHttp { url, .. } => Arc::new(HttpConnection::new(
+            TransportSpec::StreamableHttp { url, .. } => Arc::new(AutoConnection::new(
                 &self.spec.id,
                 self.client.clone(),
                 url.clone(),
@@ -264,13 +267,63 @@ impl Backend {
             }
             _ => None,
         };
-        let outcome = self.run(&conn, id, method, params, sink).await;
+        let mut outcome = self.run(&conn, id, method, params, sink).await;
+        if let Some(sink) = sink.filter(|s| s.client().relays_requests) {
+            outcome = self.bridge(&conn, method, params, sink, outcome).await;
+        }
         match &outcome {
             Err(BackendError::Cancelled) => {}
             Err(e) if e.is_operational() => self.health.failure(),
             _ => self.health.success(),
         }
         outcome
+    }
+
+    /// A 2026-07-28 backend asking for input (`input_required`) of a client that can be asked
+    /// mid-call (a session-based client): each input request is put to the client, and the request
+    /// is retried with the answers and the backend's `requestState`, for at most [`MAX_ROUNDS`].
+    async fn bridge(
+        &self,
+        conn: &Arc<dyn Connection>,
+        method: &str,
+        params: Option<&Value>,
+        sink: &CallSink,
+        mut outcome: Result<Value, BackendError>,
+    ) -> Result<Value, BackendError> {
+        for _ in 0..MAX_ROUNDS {
+            let result = match &outcome {
+                Ok(r) if r.get("resultType").and_then(Value::as_str) == Some("input_required") => r,
+                _ => return outcome,
+            };
+            let mut responses = serde_json::Map::new();
+            if let Some(requests) = result.get("inputRequests").and_then(Value::as_object) {
+                for (key, req) in requests {
+                    let m = req
+                        .get("method")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    let p = req.get("params").cloned();
+                    let answer = sink.request(m, p).await.map_err(BackendError::Rpc)?;
+                    responses.insert(key.clone(), answer);
+                }
+            }
+            let mut retry = params.cloned().unwrap_or_else(|| json!({}));
+            retry["inputResponses"] = Value::Object(responses);
+            match result.get("requestState") {
+                Some(state) => retry["requestState"] = state.clone(),
+                None => {
+                    if let Some(o) = retry.as_object_mut() {
+                        o.remove("requestState");
+                    }
+                }
+            }
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            outcome = self.run(conn, id, method, Some(&retry), Some(sink)).await;
+        }
+        Err(BackendError::Protocol(format!(
+            "the backend still asked for input after {MAX_ROUNDS} rounds"
+        )))
     }
 
     /// Runs one request under the timeout. The clock restarts whenever the request shows activity

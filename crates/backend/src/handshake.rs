@@ -24,11 +24,17 @@ impl ServerInfo {
     }
 }
 
-/// The `initialize` params the gateway sends: it introduces itself as `vmcp`.
+/// The `initialize` params the gateway sends: it introduces itself as `vmcp`, and declares the
+/// client capabilities it can relay (each request is then only relayed to a client that declared
+/// it, and refused with an error otherwise).
 pub(crate) fn initialize_params(protocol_version: &str) -> Value {
     json!({
         "protocolVersion": protocol_version,
-        "capabilities": {},
+        "capabilities": {
+            "roots": {},
+            "sampling": {},
+            "elicitation": {"form": {}, "url": {}}
+        },
         "clientInfo": {"name": "vmcp", "version": env!("CARGO_PKG_VERSION")}
     })
 }

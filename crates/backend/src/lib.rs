@@ -5,6 +5,7 @@
 //! supervision. It knows nothing about aggregation or client sessions beyond an opaque session key
 //! used to pick a per-session connection.
 
+mod auto;
 mod backend;
 mod connection;
 mod error;
@@ -12,6 +13,7 @@ mod handshake;
 mod health;
 mod http;
 mod inbound;
+mod modern;
 mod pending;
 mod per_session;
 mod sink;
@@ -24,7 +26,7 @@ pub use error::BackendError;
 pub use handshake::ServerInfo;
 pub use health::Health;
 pub use inbound::Notice;
-pub use sink::{CallEvent, CallSink};
+pub use sink::{CallEvent, CallSink, ClientView};
 
 /// Builds the pooled HTTP client every HTTP backend shares.
 ///

@@ -31,6 +31,20 @@ pub enum CallEvent {
     },
 }
 
+/// What the backend side may know about the client behind a request: what it can answer, and
+/// which logs it wants. Forwarded to 2026-07-28 backends in the request's `_meta`.
+#[derive(Debug, Clone, Default)]
+pub struct ClientView {
+    /// The client's declared capabilities (elicitation, sampling, roots, ...).
+    pub capabilities: Value,
+    /// The minimum log level the client wants, if it asked for logs.
+    pub log_level: Option<String>,
+    /// Whether server-to-client requests can be relayed to the client while the request runs
+    /// (Legacy sessions). When false, a 2026-07-28 backend's `input_required` result is passed
+    /// back to the client as it is.
+    pub relays_requests: bool,
+}
+
 /// The sending half, held by the backend side while a request runs (cheap to clone).
 #[derive(Clone)]
 pub struct CallSink {
@@ -39,6 +53,7 @@ pub struct CallSink {
 
 struct Inner {
     tx: mpsc::Sender<CallEvent>,
+    client: ClientView,
     outstanding: AtomicUsize,
     epoch: Instant,
     last_activity_ms: AtomicU64,
@@ -50,10 +65,19 @@ impl CallSink {
     /// A sink and the receiver its events arrive on. Notifications beyond `capacity` queued events
     /// are dropped (and counted) rather than stalling the backend's reader.
     pub fn channel(capacity: usize) -> (CallSink, mpsc::Receiver<CallEvent>) {
+        Self::for_client(capacity, ClientView::default())
+    }
+
+    /// Like [`CallSink::channel`], describing the client behind the request.
+    pub fn for_client(
+        capacity: usize,
+        client: ClientView,
+    ) -> (CallSink, mpsc::Receiver<CallEvent>) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
         let (cancel, _) = watch::channel(false);
         let inner = Inner {
             tx,
+            client,
             outstanding: AtomicUsize::new(0),
             epoch: Instant::now(),
             last_activity_ms: AtomicU64::new(0),
@@ -77,6 +101,11 @@ impl CallSink {
     pub async fn cancelled(&self) {
         let mut rx = self.inner.cancel.subscribe();
         let _ = rx.wait_for(|c| *c).await;
+    }
+
+    /// The client behind the request.
+    pub fn client(&self) -> &ClientView {
+        &self.inner.client
     }
 
     /// Notifications dropped because the receiver did not keep up.

@@ -16,7 +16,7 @@ use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use vmcp_backend::{CallEvent, CallSink};
+use vmcp_backend::{CallEvent, CallSink, ClientView};
 use vmcp_core::Identity;
 use vmcp_proto::{ErrorObject, codes, jsonrpc, meta::strip_reserved, sse};
 
@@ -175,6 +175,22 @@ impl Audience {
         }
     }
 
+    /// What backends may learn about the client (forwarded to 2026-07-28 backends).
+    fn client_view(&self) -> ClientView {
+        match self {
+            Audience::Legacy(s) => ClientView {
+                capabilities: s.client_capabilities.clone(),
+                log_level: Some(LOG_LEVELS[s.log_level()].to_string()),
+                relays_requests: true,
+            },
+            Audience::Modern(m) => ClientView {
+                capabilities: m.capabilities.clone(),
+                log_level: m.log_level.map(|i| LOG_LEVELS[i].to_string()),
+                relays_requests: false,
+            },
+        }
+    }
+
     fn session(&self) -> Option<&Arc<Session>> {
         match self {
             Audience::Legacy(s) => Some(s),
@@ -193,7 +209,7 @@ pub(crate) async fn serve(
     params: Option<Value>,
 ) -> Response {
     let key = id.to_string();
-    let (sink, mut events) = CallSink::channel(256);
+    let (sink, mut events) = CallSink::for_client(256, audience.client_view());
     if let Some(s) = audience.session() {
         s.begin(key.clone(), sink.clone());
     }

@@ -80,8 +80,8 @@ pub async fn run(cli: Cli) -> i32 {
             served = stdio::serve_stdio(&opts) => served,
             () = shutdown => Ok(()),
         },
-        Transport::Http => serve_tcp(&cli, http::router(&opts), shutdown).await,
-        Transport::Sse => serve_tcp(&cli, sse::router(&opts), shutdown).await,
+        Transport::Http => serve_tcp(&cli.host, cli.port, http::router(&opts), shutdown).await,
+        Transport::Sse => serve_tcp(&cli.host, cli.port, sse::router(&opts), shutdown).await,
     };
     match served {
         Ok(()) => 0,
@@ -92,12 +92,14 @@ pub async fn run(cli: Cli) -> i32 {
     }
 }
 
-async fn serve_tcp(
-    cli: &Cli,
+/// Binds `host:port`, prints `listening on http://ADDR`, and serves `router` until `shutdown`.
+pub(crate) async fn serve_tcp(
+    host: &str,
+    port: u16,
     router: Router,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
-    let listener = TcpListener::bind((cli.host.as_str(), cli.port)).await?;
+    let listener = TcpListener::bind((host, port)).await?;
     let addr = listener.local_addr()?;
     // std's stdout is line-buffered: this line is flushed before we serve.
     println!("listening on http://{addr}");
@@ -110,7 +112,7 @@ async fn serve_tcp(
 /// Resolves on SIGTERM or SIGINT/ctrl-c. The handlers are installed when this is called, not
 /// when first polled, so a signal arriving right after `listening on` is not missed. Open
 /// streams are not drained: the fixture just stops.
-fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+pub(crate) fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

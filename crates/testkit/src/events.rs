@@ -31,3 +31,9 @@ where
     ];
     (headers, Body::from_stream(events)).into_response()
 }
+
+/// An event with an id, a `retry` delay and empty data: it gives the client an id to resume
+/// from (SEP-1699) before the server closes the stream.
+pub(crate) fn priming_event(id: &str, retry: Duration) -> String {
+    format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis())
+}

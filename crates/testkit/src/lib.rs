@@ -9,10 +9,17 @@
 //! This crate owns the fixture and the helpers to start it ([`fixture_bin`],
 //! [`FixtureProcess`], [`serve_http_in_process`]); it does not depend on any other vmcp crate.
 //!
+//! The `vmcp-conformance-fixture` binary serves what the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`, run by `.ci/conformance.sh`) checks a server for,
+//! over Streamable HTTP, including sampling and elicitation requests sent to the client
+//! mid-call ([`ConformanceCli`], [`serve_conformance_in_process`]).
+//!
 //! Module map: `protocol` answers methods without knowing the transport; `stdio`, `http` and
-//! `sse` are the three transports; `spawn` finds and starts the binary; `cli` is its command line.
+//! `sse` are the three transports; `spawn` finds and starts the binary; `cli` is its command line;
+//! `conformance` is the conformance fixture, served by the `http` transport.
 
 mod cli;
+mod conformance;
 mod events;
 mod http;
 mod protocol;
@@ -21,6 +28,7 @@ mod sse;
 mod stdio;
 
 pub use cli::{Cli, Transport, run};
+pub use conformance::{ConformanceCli, run_conformance, serve_conformance_in_process};
 pub use http::serve_http_in_process;
 pub use spawn::{FixtureProcess, fixture_bin};
 pub use sse::serve_sse_in_process;

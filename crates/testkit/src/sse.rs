@@ -16,13 +16,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json, Response};
 use axum::routing::{get, post};
 use futures_util::Stream;
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::FixtureOptions;
 use crate::events::{KEEPALIVE, KEEPALIVE_INTERVAL, event, event_stream};
-use crate::http::serve;
+use crate::http::serve_in_process;
 use crate::protocol::{Fixture, Outcome, crash};
 
 /// Shared state of one HTTP+SSE fixture.
@@ -54,19 +53,7 @@ pub(crate) fn router(opts: &FixtureOptions) -> Router {
 ///
 /// If no local port can be bound.
 pub async fn serve_sse_in_process(opts: FixtureOptions) -> (String, JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind 127.0.0.1:0");
-    let addr = listener
-        .local_addr()
-        .expect("local address of the fixture listener");
-    let router = router(&opts);
-    let task = tokio::spawn(async move {
-        if let Err(err) = serve(listener, router).await {
-            eprintln!("vmcp-fixture (in process): {err}");
-        }
-    });
-    (format!("http://{addr}/sse"), task)
+    serve_in_process(router(&opts), "/sse").await
 }
 
 impl SseState {

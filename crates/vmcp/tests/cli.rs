@@ -80,3 +80,31 @@ fn init_from_mcp_json_converts_claude_desktop_servers() {
     let _ = std::fs::remove_file(path);
     let _ = std::fs::remove_file(yaml);
 }
+
+#[test]
+fn json_log_format_writes_one_json_object_per_line() {
+    let path = temp_path("yaml");
+    // A config serve refuses after logging has started: the refusal is logged as JSON.
+    std::fs::write(
+        &path,
+        "name: x\nbackends:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n",
+    )
+    .unwrap();
+    let mut gw = common::Gateway::start_with(
+        &std::fs::read_to_string(&path).unwrap(),
+        &["--log-format", "json", "--debug"],
+    );
+    let _ = gw.terminate();
+    let logs = gw.logs();
+    let lines: Vec<&str> = logs.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(!lines.is_empty(), "no logs");
+    for line in lines {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(
+            v.get("level").is_some() && v.get("fields").is_some(),
+            "{line}"
+        );
+    }
+    let _ = std::fs::remove_file(path);
+}

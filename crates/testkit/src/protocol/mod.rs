@@ -7,7 +7,7 @@ mod completion;
 mod page;
 mod prompts;
 mod resources;
-mod rpc;
+pub(crate) mod rpc;
 mod tools;
 
 use serde_json::{Value, json};
@@ -16,14 +16,15 @@ use crate::FixtureOptions;
 use completion::{Reference, Target};
 use prompts::Prompts;
 use resources::Resources;
-use rpc::{RpcError, failure, success};
+use rpc::{Incoming, RpcError, failure, success};
 use tools::Tools;
 
 /// Protocol versions the fixture speaks, newest first; the first one is the fallback.
-const PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const PROTOCOL_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// Log levels accepted by `logging/setLevel`.
-const LOG_LEVELS: [&str; 8] = [
+/// Log levels accepted by `logging/setLevel`, least severe first.
+pub(crate) const LOG_LEVELS: [&str; 8] = [
     "debug",
     "info",
     "notice",
@@ -98,22 +99,12 @@ impl Fixture {
 
     /// Handles one parsed message.
     pub(crate) async fn handle(&self, message: &Value) -> Outcome {
-        let Some(object) = message.as_object() else {
-            let error = RpcError::invalid_request("expected a JSON object");
-            return Outcome::Reply(failure(Value::Null, error));
+        let (id, method, params) = match rpc::classify(message) {
+            // A notification, or a response to a request we never sent: ignore.
+            Incoming::Notification | Incoming::Response => return Outcome::Accepted,
+            Incoming::Invalid(reply) => return Outcome::Reply(reply),
+            Incoming::Request { id, method, params } => (id, method, params),
         };
-        let id = object.get("id").cloned();
-        let Some(method) = object.get("method").and_then(Value::as_str) else {
-            if object.contains_key("result") || object.contains_key("error") {
-                return Outcome::Accepted; // a response to a request we never sent; ignore
-            }
-            let error = RpcError::invalid_request("missing method");
-            return Outcome::Reply(failure(id.unwrap_or(Value::Null), error));
-        };
-        let Some(id) = id else {
-            return Outcome::Accepted; // notification
-        };
-        let params = object.get("params").unwrap_or(&Value::Null);
         match self.call(method, params).await {
             Ok(Effect::Result(result)) => Outcome::Reply(success(id, result)),
             Ok(Effect::ForgetSessions(result)) => {

@@ -56,6 +56,48 @@ impl RpcError {
     }
 }
 
+/// One incoming JSON-RPC message, sorted by kind.
+pub(crate) enum Incoming<'a> {
+    /// A request: answer it.
+    Request {
+        id: Value,
+        method: &'a str,
+        /// `params`, or `null` when absent.
+        params: &'a Value,
+    },
+    /// A notification: never answered.
+    Notification,
+    /// A response to a request this server sent.
+    Response,
+    /// Not a JSON-RPC message: send this error response.
+    Invalid(Value),
+}
+
+/// Sorts `message` into request, notification, response or invalid (with the -32600 answer).
+pub(crate) fn classify(message: &Value) -> Incoming<'_> {
+    static NULL: Value = Value::Null;
+    let Some(object) = message.as_object() else {
+        let error = RpcError::invalid_request("expected a JSON object");
+        return Incoming::Invalid(failure(Value::Null, error));
+    };
+    let id = object.get("id").cloned();
+    let Some(method) = object.get("method").and_then(Value::as_str) else {
+        if object.contains_key("result") || object.contains_key("error") {
+            return Incoming::Response;
+        }
+        let error = RpcError::invalid_request("missing method");
+        return Incoming::Invalid(failure(id.unwrap_or(Value::Null), error));
+    };
+    match id {
+        None => Incoming::Notification,
+        Some(id) => Incoming::Request {
+            id,
+            method,
+            params: object.get("params").unwrap_or(&NULL),
+        },
+    }
+}
+
 /// A success response for request `id`.
 pub(crate) fn success(id: Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })

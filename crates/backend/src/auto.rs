@@ -1,0 +1,167 @@
+//! A Streamable HTTP backend whose revision is found out rather than assumed: a `server/discover`
+//! probe first, then MCP 2026-07-28 if it says so, session-based MCP otherwise. The verdict is
+//! cached; an inconclusive probe (auth, overload, outage) is not, so a passing fault never pins the
+//! wrong revision. A backend that stops answering like a Modern server is reclassified, and a
+//! request that may already have run on it is never sent again.
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+use tokio::sync::Mutex as AsyncMutex;
+use vmcp_proto::era::Era;
+
+use crate::{
+    connection::Connection,
+    error::BackendError,
+    handshake::ServerInfo,
+    http::HttpConnection,
+    inbound::Inbound,
+    modern::{self, ModernConnection, Probe, WrongEra},
+    sink::CallSink,
+};
+
+/// Either revision, chosen per backend.
+pub(crate) struct AutoConnection {
+    backend: String,
+    client: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    legacy: HttpConnection,
+    modern: ModernConnection,
+    era: Mutex<Option<Era>>,
+    probing: AsyncMutex<()>,
+}
+
+impl AutoConnection {
+    pub(crate) fn new(
+        backend: &str,
+        client: reqwest::Client,
+        url: String,
+        headers: HeaderMap,
+        inbound: Arc<Inbound>,
+    ) -> Self {
+        Self {
+            legacy: HttpConnection::new(
+                backend,
+                client.clone(),
+                url.clone(),
+                headers.clone(),
+                inbound.clone(),
+            ),
+            modern: ModernConnection::new(
+                backend,
+                client.clone(),
+                url.clone(),
+                headers.clone(),
+                inbound,
+            ),
+            backend: backend.to_string(),
+            client,
+            url,
+            headers,
+            era: Mutex::new(None),
+            probing: AsyncMutex::new(()),
+        }
+    }
+
+    fn cached(&self) -> Option<Era> {
+        *self.era.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn remember(&self, era: Era) {
+        let mut cur = self.era.lock().unwrap_or_else(|p| p.into_inner());
+        if *cur != Some(era) {
+            tracing::info!(backend = %self.backend, ?era, "backend MCP revision classified");
+        }
+        *cur = Some(era);
+    }
+
+    async fn era(&self) -> Era {
+        if let Some(e) = self.cached() {
+            return e;
+        }
+        let _one = self.probing.lock().await;
+        if let Some(e) = self.cached() {
+            return e;
+        }
+        match modern::probe(&self.backend, &self.client, &self.url, &self.headers).await {
+            Probe::Modern(info) => {
+                self.modern.set_info(info);
+                self.remember(Era::Modern);
+                Era::Modern
+            }
+            Probe::Legacy => {
+                self.remember(Era::Legacy);
+                Era::Legacy
+            }
+            Probe::Inconclusive(e) => {
+                tracing::debug!(backend = %self.backend, error = %e, "revision probe inconclusive; using the session-based revision for now");
+                Era::Legacy
+            }
+        }
+    }
+}
+
+impl Connection for AutoConnection {
+    fn request<'a>(
+        &'a self,
+        id: i64,
+        method: &'a str,
+        params: Option<&'a Value>,
+        sink: Option<&'a CallSink>,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        Box::pin(async move {
+            if self.era().await == Era::Legacy {
+                return self.legacy.request(id, method, params, sink).await;
+            }
+            match self.modern.call(id, method, params, sink).await {
+                Ok(r) => r,
+                Err(WrongEra::NotRun) => {
+                    self.remember(Era::Legacy);
+                    self.legacy.request(id, method, params, sink).await
+                }
+                Err(WrongEra::MayHaveRun) => {
+                    self.remember(Era::Legacy);
+                    Err(BackendError::Protocol(format!(
+                        "the backend answered {method} like a session-based server; it is used as one from now on, and this request is not sent again because it may already have run"
+                    )))
+                }
+            }
+        })
+    }
+
+    fn notify<'a>(
+        &'a self,
+        method: &'a str,
+        params: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(async move {
+            match self.cached() {
+                Some(Era::Modern) => Ok(()),
+                _ => self.legacy.notify(method, params).await,
+            }
+        })
+    }
+
+    fn ready(&self) -> BoxFuture<'_, Result<Arc<ServerInfo>, BackendError>> {
+        Box::pin(async move {
+            match self.era().await {
+                Era::Modern => self.modern.ready().await,
+                Era::Legacy => self.legacy.ready().await,
+            }
+        })
+    }
+
+    fn server_info(&self) -> Option<Arc<ServerInfo>> {
+        match self.cached() {
+            Some(Era::Modern) => self.modern.server_info(),
+            _ => self.legacy.server_info(),
+        }
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move { self.legacy.shutdown().await })
+    }
+}

@@ -1,0 +1,378 @@
+//! A backend speaking MCP 2026-07-28 over Streamable HTTP: no handshake and no session; every
+//! request carries the protocol version, our identity and the client's capabilities in `_meta`,
+//! and the `Mcp-Method`/`Mcp-Name` headers. Also the `server/discover` probe that tells whether a
+//! backend speaks this revision at all.
+
+use std::sync::{Arc, OnceLock};
+
+use futures_util::future::BoxFuture;
+use reqwest::Response;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use serde_json::{Map, Value, json};
+use vmcp_proto::era::{
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+};
+use vmcp_proto::{Message, codes, era, jsonrpc, mcp_name, meta::strip_reserved, revision, sse};
+
+use crate::{
+    connection::Connection, error::BackendError, handshake::ServerInfo, http::describe,
+    inbound::Inbound, sink::CallSink,
+};
+
+/// Largest response body read from a backend.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// What a `server/discover` probe says about a backend.
+#[derive(Debug)]
+pub(crate) enum Probe {
+    /// It serves 2026-07-28.
+    Modern(ServerInfo),
+    /// It does not (or only answers like a session-based server).
+    Legacy,
+    /// The answer says nothing about the revision (auth, overload, outage): do not remember it.
+    Inconclusive(BackendError),
+}
+
+/// Why a Modern request failed in a way that says the backend is not Modern after all.
+#[derive(Debug)]
+pub(crate) enum WrongEra {
+    /// Refused before running (bare 4xx, no JSON-RPC body): safe to retry as Legacy.
+    NotRun,
+    /// Answered like a Legacy server (no `resultType`): it may have run; do not retry.
+    MayHaveRun,
+}
+
+/// A Modern Streamable HTTP backend.
+pub(crate) struct ModernConnection {
+    backend: String,
+    client: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    inbound: Arc<Inbound>,
+    info: OnceLock<Arc<ServerInfo>>,
+}
+
+impl ModernConnection {
+    pub(crate) fn new(
+        backend: &str,
+        client: reqwest::Client,
+        url: String,
+        headers: HeaderMap,
+        inbound: Arc<Inbound>,
+    ) -> Self {
+        Self {
+            backend: backend.to_string(),
+            client,
+            url,
+            headers,
+            inbound,
+            info: OnceLock::new(),
+        }
+    }
+
+    /// Records what the probe learnt.
+    pub(crate) fn set_info(&self, info: ServerInfo) {
+        let _ = self.info.set(Arc::new(info));
+    }
+
+    /// Sends one request; `Err(Ok(WrongEra))` when the answer shows the backend is not Modern.
+    pub(crate) async fn call(
+        &self,
+        id: i64,
+        method: &str,
+        params: Option<&Value>,
+        sink: Option<&CallSink>,
+    ) -> Result<Result<Value, BackendError>, WrongEra> {
+        let body = modern_body(id, method, params, sink);
+        let resp = match self.post(method, params, body).await {
+            Ok(r) => r,
+            Err(e) => return Ok(Err(e)),
+        };
+        read_answer(&self.backend, resp, id, sink, &self.inbound).await
+    }
+
+    async fn post(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        body: Vec<u8>,
+    ) -> Result<Response, BackendError> {
+        let mut req = self
+            .client
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .header("mcp-protocol-version", revision::MODERN)
+            .header("mcp-method", method);
+        if era::names_a_target(method) {
+            let key = if method == "resources/read" {
+                "uri"
+            } else {
+                "name"
+            };
+            if let Some(name) = params.and_then(|p| p.get(key)).and_then(Value::as_str) {
+                req = req.header("mcp-name", mcp_name::encode(name));
+            }
+        }
+        req.body(body)
+            .send()
+            .await
+            .map_err(|e| BackendError::Unavailable(describe(&e)))
+    }
+}
+
+/// The request body: the caller's params, reserved `_meta` keys replaced by ours.
+fn modern_body(id: i64, method: &str, params: Option<&Value>, sink: Option<&CallSink>) -> Vec<u8> {
+    let mut params = params.cloned().unwrap_or_else(|| Value::Object(Map::new()));
+    strip_reserved(&mut params);
+    let client = sink.map(|s| s.client());
+    let mut meta = params
+        .get("_meta")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    meta.insert(META_PROTOCOL_VERSION.into(), json!(revision::MODERN));
+    meta.insert(
+        META_CLIENT_INFO.into(),
+        json!({"name": "vmcp", "version": env!("CARGO_PKG_VERSION")}),
+    );
+    let caps = client
+        .map(|c| c.capabilities.clone())
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    meta.insert(META_CLIENT_CAPABILITIES.into(), caps);
+    if let Some(level) = client.and_then(|c| c.log_level.as_deref()) {
+        meta.insert(META_LOG_LEVEL.into(), json!(level));
+    }
+    params["_meta"] = Value::Object(meta);
+    jsonrpc::request_bytes(&Value::from(id), method, Some(&params))
+}
+
+/// Reads the answer to a Modern request (JSON or an SSE stream carrying request-scoped
+/// notifications first).
+async fn read_answer(
+    backend: &str,
+    mut resp: Response,
+    id: i64,
+    sink: Option<&CallSink>,
+    inbound: &Inbound,
+) -> Result<Result<Value, BackendError>, WrongEra> {
+    let status = resp.status();
+    if matches!(status.as_u16(), 401 | 403 | 407 | 408 | 429) || status.is_server_error() {
+        let text = resp.text().await.unwrap_or_default();
+        return Ok(Err(BackendError::Unavailable(format!(
+            "HTTP {status}: {}",
+            text.chars().take(200).collect::<String>()
+        ))));
+    }
+    let ctype = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let answer = if ctype.starts_with("text/event-stream") {
+        let mut parser = sse::Parser::default();
+        let mut found = None;
+        'read: loop {
+            let chunk = match resp.chunk().await {
+                Ok(Some(c)) => c,
+                Ok(None) => break,
+                Err(e) => {
+                    return Ok(Err(BackendError::Unavailable(format!(
+                        "response stream broke: {}",
+                        describe(&e)
+                    ))));
+                }
+            };
+            let Ok(events) = parser.try_feed(&chunk) else {
+                break;
+            };
+            for ev in events {
+                match Message::parse(ev.data.as_bytes()) {
+                    Ok(m @ (Message::Response { .. } | Message::Error { .. })) => {
+                        found = Some(m);
+                        break 'read;
+                    }
+                    // Progress and logs of this request.
+                    Ok(other) => {
+                        let _ = inbound.handle(other, sink);
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        found
+    } else {
+        let mut body = Vec::new();
+        loop {
+            match resp.chunk().await {
+                Ok(Some(c)) if body.len() + c.len() <= MAX_BODY => body.extend_from_slice(&c),
+                Ok(Some(_)) => return Ok(Err(BackendError::Protocol("response too large".into()))),
+                Ok(None) => break,
+                Err(e) => return Ok(Err(BackendError::Unavailable(describe(&e)))),
+            }
+        }
+        Message::parse(&body).ok()
+    };
+    match answer {
+        Some(Message::Response { id: rid, result }) if rid.as_i64() == Some(id) => {
+            if result.get("resultType").is_none() {
+                tracing::warn!(%backend, "backend answered a 2026-07-28 request like a session-based server");
+                return Err(WrongEra::MayHaveRun);
+            }
+            Ok(Ok(result))
+        }
+        Some(Message::Error { error, .. }) => {
+            if status.is_client_error()
+                && error.code == codes::INVALID_REQUEST
+                && error.message.to_lowercase().contains("session")
+            {
+                return Err(WrongEra::NotRun);
+            }
+            Ok(Err(BackendError::Rpc(error)))
+        }
+        Some(other) => Ok(Err(BackendError::Protocol(format!(
+            "expected the answer to request {id}, got {}",
+            String::from_utf8_lossy(&other.to_bytes())
+                .chars()
+                .take(200)
+                .collect::<String>()
+        )))),
+        // A bare refusal with no JSON-RPC body: not a Modern endpoint.
+        None if status.is_client_error() => Err(WrongEra::NotRun),
+        None => Ok(Err(BackendError::Protocol(
+            "response is not JSON-RPC".into(),
+        ))),
+    }
+}
+
+/// Asks `url` whether it serves 2026-07-28.
+pub(crate) async fn probe(
+    backend: &str,
+    client: &reqwest::Client,
+    url: &str,
+    headers: &HeaderMap,
+) -> Probe {
+    let body = modern_body(0, "server/discover", None, None);
+    let resp = client
+        .post(url)
+        .headers(headers.clone())
+        .header(ACCEPT, "application/json, text/event-stream")
+        .header(CONTENT_TYPE, "application/json")
+        .header("mcp-protocol-version", revision::MODERN)
+        .header("mcp-method", "server/discover")
+        .body(body)
+        .send()
+        .await;
+    let resp = match resp {
+        Ok(r) => r,
+        Err(e) => return Probe::Inconclusive(BackendError::Unavailable(describe(&e))),
+    };
+    let status = resp.status();
+    if matches!(status.as_u16(), 401 | 403 | 407 | 408 | 429) || status.is_server_error() {
+        return Probe::Inconclusive(BackendError::Unavailable(format!(
+            "discover answered HTTP {status}"
+        )));
+    }
+    let inbound = Inbound::new(crate::inbound::Routes::new(backend), None);
+    match read_answer(backend, resp, 0, None, &inbound).await {
+        Ok(Ok(result)) => {
+            let modern = result
+                .get("supportedVersions")
+                .and_then(Value::as_array)
+                .is_some_and(|v| v.iter().any(|x| x == revision::MODERN));
+            if !modern {
+                return Probe::Legacy;
+            }
+            Probe::Modern(ServerInfo {
+                protocol_version: revision::MODERN.to_string(),
+                capabilities: result
+                    .get("capabilities")
+                    .cloned()
+                    .unwrap_or_else(|| json!({})),
+                implementation: result
+                    .get("_meta")
+                    .and_then(|m| m.get(META_SERVER_INFO))
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                instructions: result
+                    .get("instructions")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            })
+        }
+        Ok(Err(BackendError::Rpc(e))) => match e.code {
+            codes::HEADER_MISMATCH | codes::MISSING_CLIENT_CAPABILITY => {
+                Probe::Modern(ServerInfo {
+                    protocol_version: revision::MODERN.to_string(),
+                    ..Default::default()
+                })
+            }
+            codes::UNSUPPORTED_PROTOCOL_VERSION
+                if e.data
+                    .as_ref()
+                    .and_then(|d| d.get("supported"))
+                    .and_then(Value::as_array)
+                    .is_some_and(|v| v.iter().any(|x| x == revision::MODERN)) =>
+            {
+                Probe::Modern(ServerInfo {
+                    protocol_version: revision::MODERN.to_string(),
+                    ..Default::default()
+                })
+            }
+            _ => Probe::Legacy,
+        },
+        Ok(Err(e @ BackendError::Unavailable(_))) => Probe::Inconclusive(e),
+        Ok(Err(_)) | Err(_) => Probe::Legacy,
+    }
+}
+
+impl Connection for ModernConnection {
+    fn request<'a>(
+        &'a self,
+        id: i64,
+        method: &'a str,
+        params: Option<&'a Value>,
+        sink: Option<&'a CallSink>,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        Box::pin(async move {
+            let _in_flight = self.inbound.track(id, sink);
+            match self.call(id, method, params, sink).await {
+                Ok(r) => r,
+                Err(_) => Err(BackendError::Protocol(
+                    "the backend stopped speaking MCP 2026-07-28".into(),
+                )),
+            }
+        })
+    }
+
+    fn notify<'a>(
+        &'a self,
+        _method: &'a str,
+        _params: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        // 2026-07-28 defines no client-to-server notifications over HTTP (cancellation is closing
+        // the stream, which dropping the request does).
+        Box::pin(async { Ok(()) })
+    }
+
+    fn ready(&self) -> BoxFuture<'_, Result<Arc<ServerInfo>, BackendError>> {
+        Box::pin(async move {
+            self.info
+                .get()
+                .cloned()
+                .ok_or_else(|| BackendError::Unavailable("backend not probed".into()))
+        })
+    }
+
+    fn server_info(&self) -> Option<Arc<ServerInfo>> {
+        self.info.get().cloned()
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
