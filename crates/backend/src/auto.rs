@@ -1,8 +1,9 @@
 //! A Streamable HTTP backend whose revision is found out rather than assumed: a `server/discover`
 //! probe first, then MCP 2026-07-28 if it says so, session-based MCP otherwise. The verdict is
 //! cached; an inconclusive probe (auth, overload, outage) is not, so a passing fault never pins the
-//! wrong revision. A backend that stops answering like a Modern server is reclassified, and a
-//! request that may already have run on it is never sent again.
+//! wrong revision. A backend that refuses a Modern request as a session-based server would (before
+//! running it) is reclassified and the request sent again that way; a request that may already have
+//! run is never sent again.
 
 use std::sync::{Arc, Mutex};
 
@@ -118,15 +119,9 @@ impl Connection for AutoConnection {
             }
             match self.modern.call(id, method, params, sink).await {
                 Ok(r) => r,
-                Err(WrongEra::NotRun) => {
+                Err(WrongEra) => {
                     self.remember(Era::Legacy);
                     self.legacy.request(id, method, params, sink).await
-                }
-                Err(WrongEra::MayHaveRun) => {
-                    self.remember(Era::Legacy);
-                    Err(BackendError::Protocol(format!(
-                        "the backend answered {method} like a session-based server; it is used as one from now on, and this request is not sent again because it may already have run"
-                    )))
                 }
             }
         })

@@ -14,7 +14,7 @@ use crate::{
     connection::Connection,
     error::BackendError,
     handshake::{self, ServerInfo},
-    inbound::Inbound,
+    inbound::{Channel, Inbound},
     sink::CallSink,
 };
 
@@ -248,7 +248,7 @@ impl HttpConnection {
                     }
                     other => {
                         // Progress, logs and server-to-client requests of this very request.
-                        if let Some(request) = self.inbound.handle(other, sink)
+                        if let Some(request) = self.inbound.handle(other, Channel::Request(sink))
                             && let Some(s) = session
                         {
                             let poster = s.poster.clone();
@@ -476,7 +476,7 @@ async fn listen(backend: String, poster: Poster, inbound: Arc<Inbound>) {
                         let Ok(msg) = Message::parse(ev.data.as_bytes()) else {
                             continue;
                         };
-                        if let Some(request) = inbound.handle(msg, None) {
+                        if let Some(request) = inbound.handle(msg, Channel::Standalone) {
                             let poster = poster.clone();
                             tokio::spawn(async move { poster.send(request.answer().await).await });
                         }

@@ -119,6 +119,19 @@ impl ServerRequest {
     }
 }
 
+/// Where a message from a backend arrived, which decides how certain its recipient is.
+#[derive(Clone, Copy)]
+pub(crate) enum Channel<'a> {
+    /// The response stream of this one request: it belongs to that request.
+    Request(Option<&'a CallSink>),
+    /// A channel every request of the connection shares (stdio, HTTP+SSE): it belongs to the only
+    /// request in flight, if exactly one is.
+    Shared,
+    /// A stream meant for messages unrelated to any request (the HTTP GET stream): it belongs to no
+    /// request, only to the session owning a per-session connection.
+    Standalone,
+}
+
 /// Per-connection attribution state.
 pub(crate) struct Inbound {
     pub(crate) routes: Arc<Routes>,
@@ -160,33 +173,34 @@ impl Inbound {
         Tracked { inbound: self, id }
     }
 
-    /// The certain recipient of an unattributed message, if there is one.
-    fn target(&self, ctx: Option<&CallSink>) -> Option<CallSink> {
-        if let Some(c) = ctx {
-            return Some(c.clone());
-        }
-        {
-            let calls = self.lock();
-            if calls.len() == 1 {
-                return calls.values().next().cloned();
+    /// The certain recipient of a message that arrived on `channel`, if there is one.
+    fn target(&self, channel: Channel<'_>) -> Option<CallSink> {
+        match channel {
+            Channel::Request(Some(c)) => return Some(c.clone()),
+            Channel::Shared => {
+                let calls = self.lock();
+                if calls.len() == 1 {
+                    return calls.values().next().cloned();
+                }
             }
+            Channel::Request(None) | Channel::Standalone => {}
         }
         self.session.clone()
     }
 
-    /// Handles a notification or request from the backend; `ctx` is the request whose own response
-    /// stream carried it, if any. Returns a request that needs an answer.
-    pub(crate) fn handle(&self, msg: Message, ctx: Option<&CallSink>) -> Option<ServerRequest> {
+    /// Handles a notification or request from the backend that arrived on `channel`. Returns a
+    /// request that needs an answer.
+    pub(crate) fn handle(&self, msg: Message, channel: Channel<'_>) -> Option<ServerRequest> {
         match msg {
             Message::Notification { method, params } => {
-                self.notification(method, params, ctx);
+                self.notification(method, params, channel);
                 None
             }
             Message::Request { id, method, params } => Some(ServerRequest {
                 to: if method == "ping" {
                     None
                 } else {
-                    self.target(ctx)
+                    self.target(channel)
                 },
                 id,
                 method,
@@ -200,7 +214,7 @@ impl Inbound {
         }
     }
 
-    fn notification(&self, method: String, mut params: Option<Value>, ctx: Option<&CallSink>) {
+    fn notification(&self, method: String, mut params: Option<Value>, channel: Channel<'_>) {
         let kind = match method.as_str() {
             "notifications/tools/list_changed" => Some("tools"),
             "notifications/resources/list_changed" => Some("resources"),
@@ -243,7 +257,7 @@ impl Inbound {
             }
             return;
         }
-        match self.target(ctx) {
+        match self.target(channel) {
             Some(sink) => sink.notify(method, params),
             None => {
                 tracing::debug!(backend = %self.routes.backend, %method, "notification with no certain recipient; dropped")

@@ -16,8 +16,12 @@ use vmcp_proto::era::{
 use vmcp_proto::{Message, codes, era, jsonrpc, mcp_name, meta::strip_reserved, revision, sse};
 
 use crate::{
-    connection::Connection, error::BackendError, handshake::ServerInfo, http::describe,
-    inbound::Inbound, sink::CallSink,
+    connection::Connection,
+    error::BackendError,
+    handshake::ServerInfo,
+    http::describe,
+    inbound::{Channel, Inbound},
+    sink::CallSink,
 };
 
 /// Largest response body read from a backend.
@@ -34,14 +38,11 @@ pub(crate) enum Probe {
     Inconclusive(BackendError),
 }
 
-/// Why a Modern request failed in a way that says the backend is not Modern after all.
+/// A Modern request was refused in a way that says the backend is not Modern after all (a bare 4xx
+/// with no JSON-RPC body, or a "session required" error): it did not run, so it is safe to send
+/// again in the session-based revision.
 #[derive(Debug)]
-pub(crate) enum WrongEra {
-    /// Refused before running (bare 4xx, no JSON-RPC body): safe to retry as Legacy.
-    NotRun,
-    /// Answered like a Legacy server (no `resultType`): it may have run; do not retry.
-    MayHaveRun,
-}
+pub(crate) struct WrongEra;
 
 /// A Modern Streamable HTTP backend.
 pub(crate) struct ModernConnection {
@@ -76,7 +77,7 @@ impl ModernConnection {
         let _ = self.info.set(Arc::new(info));
     }
 
-    /// Sends one request; `Err(Ok(WrongEra))` when the answer shows the backend is not Modern.
+    /// Sends one request; `Err(WrongEra)` when the refusal shows the backend is not Modern.
     pub(crate) async fn call(
         &self,
         id: i64,
@@ -198,7 +199,7 @@ async fn read_answer(
                     }
                     // Progress and logs of this request.
                     Ok(other) => {
-                        let _ = inbound.handle(other, sink);
+                        let _ = inbound.handle(other, Channel::Request(sink));
                     }
                     Err(_) => {}
                 }
@@ -219,9 +220,10 @@ async fn read_answer(
     };
     match answer {
         Some(Message::Response { id: rid, result }) if rid.as_i64() == Some(id) => {
+            // The spec has clients treat a result without `resultType` as complete (some SDKs
+            // omit it); the answer is used as it is, never re-sent.
             if result.get("resultType").is_none() {
-                tracing::warn!(%backend, "backend answered a 2026-07-28 request like a session-based server");
-                return Err(WrongEra::MayHaveRun);
+                tracing::debug!(%backend, "2026-07-28 result without resultType; treating it as complete");
             }
             Ok(Ok(result))
         }
@@ -230,7 +232,7 @@ async fn read_answer(
                 && error.code == codes::INVALID_REQUEST
                 && error.message.to_lowercase().contains("session")
             {
-                return Err(WrongEra::NotRun);
+                return Err(WrongEra);
             }
             Ok(Err(BackendError::Rpc(error)))
         }
@@ -242,7 +244,7 @@ async fn read_answer(
                 .collect::<String>()
         )))),
         // A bare refusal with no JSON-RPC body: not a Modern endpoint.
-        None if status.is_client_error() => Err(WrongEra::NotRun),
+        None if status.is_client_error() => Err(WrongEra),
         None => Ok(Err(BackendError::Protocol(
             "response is not JSON-RPC".into(),
         ))),

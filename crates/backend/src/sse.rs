@@ -14,7 +14,7 @@ use crate::{
     error::BackendError,
     handshake::{self, ServerInfo},
     http::describe,
-    inbound::Inbound,
+    inbound::{Channel, Inbound},
     pending::Pending,
     sink::CallSink,
 };
@@ -277,7 +277,7 @@ async fn read_events(stream: Stream, mut resp: reqwest::Response, mut parser: ss
                     resolve(&pending, &id, Err(BackendError::Rpc(error)))
                 }
                 Ok(other) => {
-                    if let Some(request) = inbound.handle(other, None) {
+                    if let Some(request) = inbound.handle(other, Channel::Shared) {
                         let req = client
                             .post(post_url.clone())
                             .headers(headers.clone())

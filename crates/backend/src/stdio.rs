@@ -16,7 +16,7 @@ use crate::{
     connection::Connection,
     error::BackendError,
     handshake::{self, ServerInfo},
-    inbound::Inbound,
+    inbound::{Channel, Inbound},
     pending::Pending,
     sink::CallSink,
 };
@@ -406,7 +406,7 @@ fn deliver(
         Message::Response { id, result } => resolve(pending, &id, Ok(result)),
         Message::Error { id, error } => resolve(pending, &id, Err(BackendError::Rpc(error))),
         other => {
-            if let Some(request) = inbound.handle(other, None) {
+            if let Some(request) = inbound.handle(other, Channel::Shared) {
                 let replies = replies.clone();
                 tokio::spawn(async move {
                     let _ = replies.send(request.answer().await).await;

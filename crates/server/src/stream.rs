@@ -199,6 +199,19 @@ impl Audience {
     }
 }
 
+/// Cancels the backend request when dropped while armed: a 2026-07-28 client closing its response
+/// stream is cancelling the request. (A 2025-11-25 client's disconnect is not a cancellation: its
+/// request runs on; it cancels with `notifications/cancelled`.)
+struct CancelOnDrop(Option<CallSink>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(sink) = self.0.take() {
+            sink.cancel();
+        }
+    }
+}
+
 /// Serves one forwarded request with relaying.
 pub(crate) async fn serve(
     state: Arc<AppState>,
@@ -213,35 +226,52 @@ pub(crate) async fn serve(
     if let Some(s) = audience.session() {
         s.begin(key.clone(), sink.clone());
     }
-    let work = {
-        let (state, audience, method) = (state.clone(), audience.clone(), method.clone());
-        async move {
+    let cancel_on_drop =
+        CancelOnDrop(matches!(*audience, Audience::Modern(_)).then(|| sink.clone()));
+    // The request runs in its own task so that a client going away does not silently drop it.
+    let mut work = {
+        let (state, audience, method, key) =
+            (state.clone(), audience.clone(), method.clone(), key.clone());
+        tokio::spawn(async move {
             let session = audience.session();
-            let catalog = match session {
-                Some(s) => s.catalog(),
-                None => state.gateway.catalog(&identity).await?,
-            };
-            let ctx = Ctx {
-                identity: &identity,
-                catalog: &catalog,
-                session: session.map(|s| s.id.as_str()),
-                page_size: state.options.page_size,
-                sink: Some(&sink),
-            };
-            dispatch::dispatch(&state.gateway, &ctx, &method, params).await
-        }
+            let outcome = async {
+                let catalog = match session {
+                    Some(s) => s.catalog(),
+                    None => state.gateway.catalog(&identity).await?,
+                };
+                let ctx = Ctx {
+                    identity: &identity,
+                    catalog: &catalog,
+                    session: session.map(|s| s.id.as_str()),
+                    page_size: state.options.page_size,
+                    sink: Some(&sink),
+                };
+                dispatch::dispatch(&state.gateway, &ctx, &method, params).await
+            }
+            .await;
+            if let Some(s) = session {
+                s.end(&key);
+            }
+            outcome
+        })
     };
-    let mut work = Box::pin(work);
+    let joined = |r: Result<Result<Value, Failure>, tokio::task::JoinError>| {
+        r.unwrap_or_else(|e| {
+            Err(Failure::rpc(
+                codes::INTERNAL_ERROR,
+                format!("request failed: {e}"),
+            ))
+        })
+    };
     let first = tokio::select! {
         biased;
-        outcome = &mut work => Ok(outcome),
+        outcome = &mut work => Ok(joined(outcome)),
         event = events.recv() => Err(event),
     };
     let first_event = match first {
         Ok(outcome) => {
-            if let Some(s) = audience.session() {
-                s.end(&key);
-            }
+            let mut guard = cancel_on_drop;
+            guard.0 = None;
             return match audience.finish(outcome, &method, &state) {
                 Ok(result) => reply::result(Format::Json, &id, &result),
                 Err(f) => reply::failure(Format::Json, &id, &f),
@@ -251,21 +281,22 @@ pub(crate) async fn serve(
     };
     let (tx, rx) = mpsc::channel::<Bytes>(256);
     tokio::spawn(async move {
+        let mut guard = cancel_on_drop;
         if let Some(event) = first_event {
             audience.relay(event, &tx, &state);
         }
-        let outcome: Result<Value, Failure> = loop {
+        let outcome = loop {
             tokio::select! {
-                outcome = &mut work => break outcome,
+                outcome = &mut work => break joined(outcome),
                 Some(event) = events.recv() => audience.relay(event, &tx, &state),
+                // The client went away: the guard cancels a Modern request as it drops.
+                _ = tx.closed() => return,
             }
         };
+        guard.0 = None;
         // Whatever the backend sent before its answer goes out before the answer.
         while let Ok(event) = events.try_recv() {
             audience.relay(event, &tx, &state);
-        }
-        if let Some(s) = audience.session() {
-            s.end(&key);
         }
         let bytes = match audience.finish(outcome, &method, &state) {
             Ok(result) => jsonrpc::response_bytes(&id, &result),
