@@ -150,7 +150,7 @@ impl HttpConnection {
     async fn post(
         &self,
         session: Option<&HttpSession>,
-        body: Vec<u8>,
+        body: impl Into<reqwest::Body>,
     ) -> Result<Response, BackendError> {
         let req = match session {
             Some(s) => s.poster.request(self.client.post(&self.url)),
@@ -266,6 +266,8 @@ impl HttpConnection {
         body: Vec<u8>,
         sink: Option<&CallSink>,
     ) -> Result<Outcome, BackendError> {
+        // Bytes: a retry after a forgotten session re-sends without copying.
+        let body = bytes::Bytes::from(body);
         let mut retried = false;
         loop {
             let session = self.session().await?;

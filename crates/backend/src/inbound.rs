@@ -8,6 +8,7 @@
 //! log, and requests are refused with an error that says why.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -81,6 +82,10 @@ impl Drop for ProgressGuard {
     }
 }
 
+/// Most requests from one backend connection awaiting an answer at once; past it, more are
+/// refused at once, so a backend flooding requests cannot pile up waiting tasks.
+const MAX_OUTSTANDING: usize = 64;
+
 /// A request from the backend to be answered, and where it should go.
 pub(crate) struct ServerRequest {
     pub(crate) id: Value,
@@ -88,6 +93,16 @@ pub(crate) struct ServerRequest {
     params: Option<Value>,
     to: Option<CallSink>,
     backend: String,
+    slot: Option<Outstanding>,
+}
+
+/// Counts a request as awaiting its answer until dropped.
+struct Outstanding(Arc<AtomicUsize>);
+
+impl Drop for Outstanding {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl ServerRequest {
@@ -97,6 +112,18 @@ impl ServerRequest {
             return Message::Response {
                 id: self.id,
                 result: json!({}),
+            };
+        }
+        if self.slot.is_none() {
+            return Message::Error {
+                id: self.id,
+                error: ErrorObject::new(
+                    codes::INTERNAL_ERROR,
+                    format!(
+                        "vmcp refuses {}: more than {MAX_OUTSTANDING} requests from backend {} await answers",
+                        self.method, self.backend
+                    ),
+                ),
             };
         }
         let outcome = match self.to {
@@ -137,6 +164,7 @@ pub(crate) struct Inbound {
     pub(crate) routes: Arc<Routes>,
     calls: Mutex<HashMap<i64, CallSink>>,
     session: Option<CallSink>,
+    outstanding: Arc<AtomicUsize>,
 }
 
 /// Keeps a request registered as in flight on its connection until dropped.
@@ -158,6 +186,7 @@ impl Inbound {
             routes,
             calls: Mutex::new(HashMap::new()),
             session,
+            outstanding: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -196,17 +225,26 @@ impl Inbound {
                 self.notification(method, params, channel);
                 None
             }
-            Message::Request { id, method, params } => Some(ServerRequest {
-                to: if method == "ping" {
-                    None
+            Message::Request { id, method, params } => {
+                let slot = if self.outstanding.fetch_add(1, Ordering::Relaxed) < MAX_OUTSTANDING {
+                    Some(Outstanding(self.outstanding.clone()))
                 } else {
-                    self.target(channel)
-                },
-                id,
-                method,
-                params,
-                backend: self.routes.backend.clone(),
-            }),
+                    self.outstanding.fetch_sub(1, Ordering::Relaxed);
+                    None
+                };
+                Some(ServerRequest {
+                    to: if method == "ping" {
+                        None
+                    } else {
+                        self.target(channel)
+                    },
+                    id,
+                    method,
+                    params,
+                    backend: self.routes.backend.clone(),
+                    slot,
+                })
+            }
             Message::Response { id, .. } | Message::Error { id, .. } => {
                 tracing::debug!(backend = %self.routes.backend, %id, "answer for a request nobody waits for");
                 None
