@@ -12,7 +12,8 @@
 //! The `vmcp-conformance-fixture` binary serves what the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`, run by `.ci/conformance.sh`) checks a server for,
 //! over Streamable HTTP, including sampling and elicitation requests sent to the client
-//! mid-call ([`ConformanceCli`], [`serve_conformance_in_process`]).
+//! mid-call, to 2025-11-25 and 2026-07-28 clients alike ([`ConformanceCli`],
+//! [`serve_conformance_in_process`]).
 //!
 //! Module map: `protocol` answers methods without knowing the transport; `stdio`, `http` and
 //! `sse` are the three transports; `spawn` finds and starts the binary; `cli` is its command line;

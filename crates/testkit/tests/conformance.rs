@@ -1,10 +1,14 @@
 //! The conformance fixture, black-box: its catalogue, what it sends on a POST's SSE stream
 //! mid-call (sampling requests, logs, progress), SEP-1699 stream resumption, and its
-//! Host/Origin/version checks. The official suite itself runs in `.ci/conformance.sh`.
+//! Host/Origin/version checks, all 2025-11-25; the same fixture serving 2026-07-28 is tested in
+//! `modern` (`tests/conformance/modern.rs`). The official suite itself runs in
+//! `.ci/conformance.sh`.
 
 #![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
 
 mod common;
+#[path = "conformance/modern.rs"]
+mod modern;
 
 use std::time::Duration;
 

@@ -1,6 +1,7 @@
 //! Checks every request makes before it reaches the transport: the `Host` and `Origin`
-//! headers must name this machine (DNS-rebinding protection, 403 otherwise), and an
-//! `MCP-Protocol-Version` header must name a version the fixture speaks (400 otherwise).
+//! headers must name this machine (DNS-rebinding protection, 403 otherwise, both eras), and a
+//! 2025-11-25 request's `MCP-Protocol-Version` header must name a version the fixture speaks
+//! (400 otherwise; 2026-07-28 requests check theirs in `modern::check`).
 
 use std::sync::Arc;
 
@@ -11,9 +12,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Json, Response};
 use serde_json::json;
 
+use super::era::PROTOCOL_VERSION_HEADER;
 use crate::protocol::PROTOCOL_VERSIONS;
-
-const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// Host names (without port) that requests may address.
 #[derive(Debug, Clone)]
@@ -42,7 +42,7 @@ impl AllowedHosts {
     }
 }
 
-/// Middleware: refuses requests that fail the checks in the module docs.
+/// Middleware: refuses requests whose `Host` or `Origin` is not allowed.
 pub(crate) async fn check(
     State(allowed): State<Arc<AllowedHosts>>,
     request: Request,
@@ -73,15 +73,20 @@ fn refusal(allowed: &AllowedHosts, headers: &HeaderMap) -> Option<Response> {
             ));
         }
     }
-    if let Some(version) = header(PROTOCOL_VERSION_HEADER)
-        && !PROTOCOL_VERSIONS.contains(&version)
-    {
-        return Some(refuse(
+    None
+}
+
+/// 400 if a 2025-11-25 request's `MCP-Protocol-Version` names a version the fixture does not
+/// speak.
+pub(crate) fn legacy_version_refusal(headers: &HeaderMap) -> Option<Response> {
+    let version = headers.get(PROTOCOL_VERSION_HEADER)?;
+    let version = version.to_str().unwrap_or("\u{0}");
+    (!PROTOCOL_VERSIONS.contains(&version)).then(|| {
+        refuse(
             StatusCode::BAD_REQUEST,
             &format!("Unsupported MCP-Protocol-Version {version}"),
-        ));
-    }
-    None
+        )
+    })
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {

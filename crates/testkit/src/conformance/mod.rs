@@ -1,22 +1,32 @@
 //! The conformance fixture: exactly what the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`, server mode) checks a server for — its tools,
-//! resources, prompts and completions, logging, progress, and sampling and elicitation
-//! requests sent to the client mid-call, a stream closed mid-call and resumed (SEP-1699) — over
-//! Streamable HTTP with every request answered on its own SSE stream.
+//! resources, prompts and completions, logging, progress, and sampling, elicitation and roots
+//! questions to the client mid-call — in both eras of MCP on one `/mcp` endpoint:
+//! 2025-11-25 (sessions; every request answered on its own SSE stream, server-to-client
+//! requests on it, a stream closed mid-call and resumed, SEP-1699) and 2026-07-28 (stateless;
+//! `server/discover`, per-request `_meta`, Multi Round-Trip Requests, `subscriptions/listen`).
 //!
-//! Owns dispatch and per-session state (client capabilities, log level); each
-//! capability's catalogue lives in its own module, talking back to the client in `exchange`,
-//! the Host/Origin/version checks in `guard`, the command line in `cli`; the transport is
-//! `crate::http`.
+//! Request order: `guard` (Host/Origin) → `era::route` (classify once) → the 2025-11-25 edge
+//! (this module's [`Conformance`] behind the session-based `crate::http` transport, which owns
+//! the per-session state: client capabilities, log level) or the 2026-07-28 edge (`modern`).
+//! Both edges answer through one `catalogue`; each capability's catalogue lives in its own
+//! module, the Modern-only tools in `diagnostics`, talking back to the client in `exchange`
+//! (and `mrtr`); the command line is `cli`.
 
+mod catalogue;
 mod cli;
 mod completion;
 mod content;
+mod diagnostics;
 mod elicitation;
+mod era;
 mod exchange;
 mod guard;
+mod modern;
+mod mrtr;
 mod prompts;
 mod resources;
+mod sentinel;
 mod tools;
 
 use std::collections::HashMap;
@@ -32,6 +42,8 @@ use crate::protocol::{LOG_LEVELS, Outcome, PROTOCOL_VERSIONS};
 pub use cli::{ConformanceCli, run_conformance};
 use exchange::{Exchange, Peer};
 use guard::AllowedHosts;
+use modern::Modern;
+use mrtr::Interrupt;
 
 /// `serverInfo.name` of the conformance fixture.
 const SERVER_NAME: &str = "vmcp-conformance-fixture";
@@ -45,14 +57,27 @@ const SERVER_NAME: &str = "vmcp-conformance-fixture";
 ///
 /// If no local port can be bound.
 pub async fn serve_conformance_in_process() -> (String, JoinHandle<()>) {
-    serve_in_process(router(AllowedHosts::local_and([])), "/mcp").await
+    serve_in_process(router(AllowedHosts::local_and([]), true), "/mcp").await
 }
 
-/// The `/mcp` router of the conformance fixture, refusing hosts outside `allowed`.
-fn router(allowed: AllowedHosts) -> Router {
-    handler_router(Conformance::default(), Replies::SseStream, false).layer(
-        axum::middleware::from_fn_with_state(Arc::new(allowed), guard::check),
-    )
+/// The `/mcp` router of the conformance fixture, refusing hosts outside `allowed`; without
+/// `modern`, every request is served as 2025-11-25. Layers run bottom-up: the Host/Origin
+/// guard first (both eras), then the era router, which serves 2026-07-28 requests itself and
+/// lets 2025-11-25 ones through to the session transport.
+fn router(allowed: AllowedHosts, modern: bool) -> Router {
+    let legacy = handler_router(Conformance::default(), Replies::SseStream, false);
+    let fronted = if modern {
+        legacy.layer(axum::middleware::from_fn_with_state(
+            Arc::new(Modern::default()),
+            era::route,
+        ))
+    } else {
+        legacy.layer(axum::middleware::from_fn(era::legacy))
+    };
+    fronted.layer(axum::middleware::from_fn_with_state(
+        Arc::new(allowed),
+        guard::check,
+    ))
 }
 
 /// What the fixture remembers about one session.
@@ -63,7 +88,7 @@ struct Session {
     min_log_level: usize,
 }
 
-/// The conformance fixture's behaviour, shared by all its sessions.
+/// The conformance fixture's 2025-11-25 edge, shared by all its sessions.
 #[derive(Default)]
 struct Conformance {
     sessions: Mutex<HashMap<String, Session>>,
@@ -103,19 +128,24 @@ impl Conformance {
             "initialize" => Ok(self.initialize(params, call)),
             "ping" => Ok(json!({})),
             "logging/setLevel" => self.set_level(params, call),
-            "tools/list" => Ok(tools::list()),
-            "tools/call" => tools::call(params, &self.exchange(params, call)).await,
-            "resources/list" => Ok(resources::list()),
-            "resources/templates/list" => Ok(resources::templates()),
-            "resources/read" => resources::read(params),
             // The resources never change, so there is nothing to notify subscribers of.
             "resources/subscribe" | "resources/unsubscribe" => {
                 resources::check_exists(str_param(params, "uri")?).map(|()| json!({}))
             }
-            "prompts/list" => Ok(prompts::list()),
-            "prompts/get" => prompts::get(params),
-            "completion/complete" => completion::complete(params),
-            _ => Err(RpcError::method_not_found(method)),
+            _ => {
+                let exchange = self.exchange(params, call);
+                catalogue::call(method, params, &exchange).await.map_err(
+                    |interrupt| match interrupt {
+                        Interrupt::Rpc(error) => error,
+                        // Tools report unanswered questions themselves; 2025-11-25 questions
+                        // never come back as `input_required`.
+                        Interrupt::Unanswered(why) => RpcError::internal(why),
+                        Interrupt::InputRequired { .. } => {
+                            RpcError::internal("a 2025-11-25 request cannot ask by retry")
+                        }
+                    },
+                )
+            }
         }
     }
 
@@ -168,6 +198,6 @@ impl Conformance {
         let session = call.session.as_ref().and_then(|id| sessions.get(id));
         let capabilities = session.map_or(Value::Null, |s| s.client_capabilities.clone());
         let min_log_level = session.map_or(0, |s| s.min_log_level);
-        Exchange::new(call, &self.peer, params, capabilities, min_log_level)
+        Exchange::legacy(call, &self.peer, params, capabilities, min_log_level)
     }
 }

@@ -1,13 +1,17 @@
 //! The conformance tools: their definitions for `tools/list` and their behaviour on
-//! `tools/call`. Names and results are the ones the suite's server scenarios ask for.
+//! `tools/call`, the same in both eras (2026-07-28 drops `test_reconnection`, whose stream
+//! resumption it removed, and adds the tools in `diagnostics`). Names and results are the ones
+//! the suite's server scenarios ask for.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::content::{audio, embedded_text, image, text, tool_error, tool_result};
-use super::elicitation;
+use super::era::Era;
 use super::exchange::Exchange;
+use super::mrtr::{Interrupt, Question};
+use super::{diagnostics, elicitation};
 use crate::protocol::rpc::{RpcError, str_param};
 
 /// Pause between the steps of the logging and progress tools.
@@ -16,8 +20,18 @@ const STEP: Duration = Duration::from_millis(50);
 /// The `retry` delay `test_reconnection` gives the client before it closes the stream.
 const RECONNECT_AFTER: Duration = Duration::from_millis(500);
 
-/// `tools/list`: every tool, in a fixed order.
-pub(crate) fn list() -> Value {
+/// `tools/list`: every tool of `era`, in a fixed order.
+pub(crate) fn list(era: Era) -> Value {
+    let mut tools = shared();
+    if era == Era::Modern {
+        tools.retain(|tool| tool["name"] != "test_reconnection");
+        tools.extend(diagnostics::tools());
+    }
+    json!({ "tools": tools })
+}
+
+/// The tools both eras list.
+fn shared() -> Vec<Value> {
     let no_args = json!({ "type": "object", "properties": {} });
     let one_string = |name: &str, description: &str| {
         json!({
@@ -99,10 +113,11 @@ pub(crate) fn list() -> Value {
             json_schema_2020_12(),
         ),
     ];
-    json!({ "tools": tools })
+    tools.into()
 }
 
-fn tool(name: &str, description: &str, input_schema: Value) -> Value {
+/// A tool definition.
+pub(crate) fn tool(name: &str, description: &str, input_schema: Value) -> Value {
     json!({ "name": name, "description": description, "inputSchema": input_schema })
 }
 
@@ -140,12 +155,17 @@ fn json_schema_2020_12() -> Value {
 ///
 /// # Errors
 ///
-/// -32602 for an unknown tool or a request without a tool name. Everything else, including
-/// bad arguments and a client that cannot or will not answer, is a tool result with
-/// `isError: true`.
-pub(crate) async fn call(params: &Value, exchange: &Exchange<'_>) -> Result<Value, RpcError> {
+/// -32602 for an unknown tool or a request without a tool name; 2026-07-28: a question the
+/// retry has not answered yet (`input_required`) or needs an undeclared capability (-32021).
+/// Everything else, including bad arguments and a 2025-11-25 client that cannot or will not
+/// answer, is a tool result with `isError: true`.
+pub(crate) async fn call(params: &Value, exchange: &Exchange<'_>) -> Result<Value, Interrupt> {
     let name = str_param(params, "name")?;
     let args = params.get("arguments").unwrap_or(&Value::Null);
+    let modern = exchange.era() == Era::Modern;
+    if modern && let Some(result) = diagnostics::call(name, args, exchange).await {
+        return result;
+    }
     let result = match name {
         "test_simple_text" => {
             tool_result(vec![text("This is a simple text response for testing.")])
@@ -169,7 +189,7 @@ pub(crate) async fn call(params: &Value, exchange: &Exchange<'_>) -> Result<Valu
         "test_tool_with_logging" => with_logging(exchange).await,
         "test_tool_with_progress" => with_progress(exchange).await,
         "test_error_handling" => tool_error("This tool intentionally returns an error for testing"),
-        "test_sampling" => sampling(args, exchange).await,
+        "test_sampling" => sampling(args, exchange).await?,
         "test_elicitation" => match args.get("message").and_then(Value::as_str) {
             Some(message) => {
                 elicit(
@@ -177,7 +197,7 @@ pub(crate) async fn call(params: &Value, exchange: &Exchange<'_>) -> Result<Valu
                     "User response",
                     elicitation::user_details(message),
                 )
-                .await
+                .await?
             }
             None => tool_error("test_elicitation needs a string `message`"),
         },
@@ -187,21 +207,28 @@ pub(crate) async fn call(params: &Value, exchange: &Exchange<'_>) -> Result<Valu
                 "Elicitation completed",
                 elicitation::with_defaults(),
             )
-            .await
+            .await?
         }
         "test_elicitation_sep1330_enums" => {
-            elicit(exchange, "Elicitation completed", elicitation::with_enums()).await
+            elicit(exchange, "Elicitation completed", elicitation::with_enums()).await?
         }
-        "test_reconnection" => reconnection(exchange).await,
+        "test_reconnection" if !modern => reconnection(exchange).await,
         "json_schema_2020_12_tool" => {
             tool_result(vec![text(&format!("Received arguments: {args}"))])
         }
-        other => return Err(RpcError::invalid_params(format!("Unknown tool: {other}"))),
+        other => return Err(unknown(other).into()),
     };
     Ok(result)
 }
 
-async fn with_logging(exchange: &Exchange<'_>) -> Value {
+/// -32602 for a tool this server does not have.
+fn unknown(name: &str) -> RpcError {
+    RpcError::invalid_params(format!("Unknown tool: {name}"))
+}
+
+/// Sends three `info` logs while it runs (they reach a 2026-07-28 client only if its request
+/// set a log level).
+pub(crate) async fn with_logging(exchange: &Exchange<'_>) -> Value {
     exchange.log("info", "Tool execution started");
     tokio::time::sleep(STEP).await;
     exchange.log("info", "Tool processing data");
@@ -229,40 +256,51 @@ async fn reconnection(exchange: &Exchange<'_>) -> Value {
 }
 
 /// `test_sampling`: one `sampling/createMessage` with the `prompt` argument.
-async fn sampling(args: &Value, exchange: &Exchange<'_>) -> Value {
+async fn sampling(args: &Value, exchange: &Exchange<'_>) -> Result<Value, Interrupt> {
     let Some(prompt) = args.get("prompt").and_then(Value::as_str) else {
-        return tool_error("test_sampling needs a string `prompt`");
+        return Ok(tool_error("test_sampling needs a string `prompt`"));
     };
-    if !exchange.client_supports("sampling") {
-        return tool_error("the client did not declare the sampling capability");
-    }
     let request = json!({
         "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
         "maxTokens": 100
     });
-    match exchange.ask("sampling/createMessage", request).await {
-        Ok(answer) => {
-            let content = answer.get("content").unwrap_or(&Value::Null);
-            let reply = match content.get("text").and_then(Value::as_str) {
-                Some(reply) => reply.to_owned(),
-                None => content.to_string(),
-            };
-            tool_result(vec![text(&format!("LLM response: {reply}"))])
-        }
-        Err(error) => tool_error(&format!("sampling failed: {}", error.message)),
-    }
+    let answer = exchange.ask(Question::sample("sampling", request)).await;
+    reported(answer, "sampling failed", |answer| {
+        let content = answer.get("content").unwrap_or(&Value::Null);
+        let reply = match content.get("text").and_then(Value::as_str) {
+            Some(reply) => reply.to_owned(),
+            None => content.to_string(),
+        };
+        tool_result(vec![text(&format!("LLM response: {reply}"))])
+    })
 }
 
 /// One `elicitation/create`; the result text is `<label>: action=..., content={...}`.
-async fn elicit(exchange: &Exchange<'_>, label: &str, request: Value) -> Value {
-    if !exchange.client_supports("elicitation") {
-        return tool_error("the client did not declare the elicitation capability");
-    }
-    match exchange.ask("elicitation/create", request).await {
-        Ok(answer) => tool_result(vec![text(&format!(
+async fn elicit(exchange: &Exchange<'_>, label: &str, request: Value) -> Result<Value, Interrupt> {
+    let answer = exchange.ask(Question::elicit("elicitation", request)).await;
+    reported(answer, "elicitation failed", |answer| {
+        tool_result(vec![text(&format!(
             "{label}: {}",
             elicitation::describe(&answer)
-        ))]),
-        Err(error) => tool_error(&format!("elicitation failed: {}", error.message)),
+        ))])
+    })
+}
+
+/// The tool result built from a question's `answer`; a question the client could not or would
+/// not answer (2025-11-25) becomes a tool error saying why, after `failed`; other interrupts
+/// stop the request.
+///
+/// # Errors
+///
+/// Any interrupt but [`Interrupt::Unanswered`].
+pub(crate) fn reported(
+    answer: Result<Value, Interrupt>,
+    failed: &str,
+    result: impl FnOnce(Value) -> Value,
+) -> Result<Value, Interrupt> {
+    match answer {
+        Ok(answer) => Ok(result(answer)),
+        Err(Interrupt::Unanswered(why)) => Ok(tool_error(&format!("{failed}: {why}"))),
+        Err(interrupt) => Err(interrupt),
     }
 }
