@@ -127,6 +127,23 @@ impl Connection for AutoConnection {
         })
     }
 
+    fn watch_resource<'a>(
+        &'a self,
+        id: i64,
+        uri: &'a str,
+        on: bool,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(async move {
+            match self.era().await {
+                Era::Modern => {
+                    self.modern.watch_resource(uri, on);
+                    Ok(())
+                }
+                Era::Legacy => self.legacy.watch_resource(id, uri, on).await,
+            }
+        })
+    }
+
     fn notify<'a>(
         &'a self,
         method: &'a str,

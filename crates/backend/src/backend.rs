@@ -377,6 +377,24 @@ impl Backend {
         Err(outcome)
     }
 
+    /// Starts or stops watching `uri` for updates, on behalf of `session`.
+    ///
+    /// # Errors
+    /// The backend's refusal, or why it could not be reached.
+    pub async fn watch_resource(
+        &self,
+        session: Option<&str>,
+        uri: &str,
+        on: bool,
+    ) -> Result<(), BackendError> {
+        let conn = self.connection(session)?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        match tokio::time::timeout(self.spec.timeout, conn.watch_resource(id, uri, on)).await {
+            Ok(r) => r,
+            Err(_) => Err(BackendError::Timeout(self.spec.timeout)),
+        }
+    }
+
     /// Sends a notification on behalf of `session`.
     ///
     /// # Errors

@@ -20,6 +20,27 @@ pub trait Connection: Send + Sync {
         sink: Option<&'a CallSink>,
     ) -> BoxFuture<'a, Result<Value, BackendError>>;
 
+    /// Starts (`on`) or stops watching `uri` for `notifications/resources/updated`; `id` is the
+    /// request id to use if that takes a request.
+    fn watch_resource<'a>(
+        &'a self,
+        id: i64,
+        uri: &'a str,
+        on: bool,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(async move {
+            let method = if on {
+                "resources/subscribe"
+            } else {
+                "resources/unsubscribe"
+            };
+            let params = serde_json::json!({ "uri": uri });
+            self.request(id, method, Some(&params), None)
+                .await
+                .map(|_| ())
+        })
+    }
+
     /// Sends a notification.
     fn notify<'a>(
         &'a self,

@@ -13,6 +13,7 @@ mod handshake;
 mod health;
 mod http;
 mod inbound;
+mod listen;
 mod modern;
 mod pending;
 mod per_session;

@@ -3,7 +3,7 @@
 //! and the `Mcp-Method`/`Mcp-Name` headers. Also the `server/discover` probe that tells whether a
 //! backend speaks this revision at all.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use futures_util::future::BoxFuture;
 use reqwest::Response;
@@ -21,6 +21,7 @@ use crate::{
     handshake::ServerInfo,
     http::describe,
     inbound::{Channel, Inbound},
+    listen::Listener,
     sink::CallSink,
 };
 
@@ -52,20 +53,7 @@ pub(crate) struct ModernConnection {
     headers: HeaderMap,
     inbound: Arc<Inbound>,
     info: OnceLock<Arc<ServerInfo>>,
-    listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-impl Drop for ModernConnection {
-    fn drop(&mut self) {
-        if let Some(l) = self
-            .listener
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            l.abort();
-        }
-    }
+    listener: Listener,
 }
 
 impl ModernConnection {
@@ -76,33 +64,34 @@ impl ModernConnection {
         headers: HeaderMap,
         inbound: Arc<Inbound>,
     ) -> Self {
+        let listener = Listener::new(
+            backend,
+            client.clone(),
+            url.clone(),
+            headers.clone(),
+            inbound.clone(),
+        );
         Self {
             backend: backend.to_string(),
             client,
             url,
             headers,
+            listener,
             inbound,
             info: OnceLock::new(),
-            listener: Mutex::new(None),
         }
     }
 
-    /// Records what the probe learnt.
+    /// Records what the probe learnt; a backend announcing list changes gets a listen stream.
     pub(crate) fn set_info(&self, info: ServerInfo) {
-        let filter = listen_filter(&info.capabilities);
+        self.listener.list_changes(&info.capabilities);
         let _ = self.info.set(Arc::new(info));
-        // A backend announcing list changes pushes them on a subscriptions/listen stream.
-        if !filter.is_empty() {
-            let task = tokio::spawn(listen(
-                self.backend.clone(),
-                self.client.clone(),
-                self.url.clone(),
-                self.headers.clone(),
-                self.inbound.clone(),
-                filter,
-            ));
-            *self.listener.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
-        }
+    }
+
+    /// Starts or stops forwarding `notifications/resources/updated` for `uri` (2026-07-28 has no
+    /// resources/subscribe: the URI joins the listen stream's filter).
+    pub(crate) fn watch_resource(&self, uri: &str, on: bool) {
+        self.listener.resource(uri, on);
     }
 
     /// Sends one request; `Err(WrongEra)` when the refusal shows the backend is not Modern.
@@ -153,7 +142,12 @@ impl ModernConnection {
 }
 
 /// The request body: the caller's params, reserved `_meta` keys replaced by ours.
-fn modern_body(id: i64, method: &str, params: Option<&Value>, sink: Option<&CallSink>) -> Vec<u8> {
+pub(crate) fn modern_body(
+    id: i64,
+    method: &str,
+    params: Option<&Value>,
+    sink: Option<&CallSink>,
+) -> Vec<u8> {
     let mut params = params.cloned().unwrap_or_else(|| Value::Object(Map::new()));
     strip_reserved(&mut params);
     let client = sink.map(|s| s.client());
@@ -404,84 +398,5 @@ impl Connection for ModernConnection {
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
-    }
-}
-
-/// The list-change notifications worth asking a backend for: those it says it emits.
-fn listen_filter(capabilities: &Value) -> Map<String, Value> {
-    let mut filter = Map::new();
-    for (cap, key) in [
-        ("tools", "toolsListChanged"),
-        ("prompts", "promptsListChanged"),
-        ("resources", "resourcesListChanged"),
-    ] {
-        if capabilities
-            .get(cap)
-            .and_then(|c| c.get("listChanged"))
-            .and_then(Value::as_bool)
-            == Some(true)
-        {
-            filter.insert(key.into(), json!(true));
-        }
-    }
-    filter
-}
-
-/// Holds a subscriptions/listen stream open on the backend for as long as the connection lives,
-/// feeding its list-change notifications to the gateway; reconnects with backoff.
-async fn listen(
-    backend: String,
-    client: reqwest::Client,
-    url: String,
-    headers: HeaderMap,
-    inbound: Arc<Inbound>,
-    filter: Map<String, Value>,
-) {
-    let mut backoff = std::time::Duration::from_millis(500);
-    let mut id: i64 = -1;
-    loop {
-        let params = json!({"notifications": filter});
-        let body = modern_body(id, "subscriptions/listen", Some(&params), None);
-        id -= 1;
-        let resp = client
-            .post(&url)
-            .headers(headers.clone())
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .header("mcp-protocol-version", revision::MODERN)
-            .header("mcp-method", "subscriptions/listen")
-            .body(body)
-            .send()
-            .await;
-        match resp {
-            Ok(mut resp) if resp.status().is_success() => {
-                backoff = std::time::Duration::from_millis(500);
-                let mut parser = sse::Parser::default();
-                while let Ok(Some(chunk)) = resp.chunk().await {
-                    let Ok(events) = parser.try_feed(&chunk) else {
-                        break;
-                    };
-                    for ev in events {
-                        if let Ok(msg @ Message::Notification { .. }) =
-                            Message::parse(ev.data.as_bytes())
-                        {
-                            let _ = inbound.handle(msg, Channel::Standalone);
-                        }
-                    }
-                }
-            }
-            Ok(resp) if resp.status() == reqwest::StatusCode::NOT_FOUND => {
-                tracing::debug!(%backend, "backend does not serve subscriptions/listen");
-                return;
-            }
-            Ok(resp) => {
-                tracing::debug!(%backend, status = %resp.status(), "subscriptions/listen refused")
-            }
-            Err(e) => {
-                tracing::debug!(%backend, error = %describe(&e), "subscriptions/listen failed")
-            }
-        }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(std::time::Duration::from_secs(30));
     }
 }

@@ -246,6 +246,7 @@ impl Gateway {
         mut params: Value,
     ) -> Result<Value, CoreError> {
         let name = str_param(&params, "name", "tools/call")?;
+        object_param(&params, "arguments", "tools/call")?;
         let route = catalog
             .tool(name)
             .ok_or_else(|| CoreError::UnknownTool(name.to_string()))?;
@@ -293,6 +294,7 @@ impl Gateway {
         mut params: Value,
     ) -> Result<Value, CoreError> {
         let name = str_param(&params, "name", "prompts/get")?;
+        object_param(&params, "arguments", "prompts/get")?;
         let route = catalog
             .prompt(name)
             .ok_or_else(|| CoreError::UnknownPrompt(name.to_string()))?;
@@ -463,4 +465,14 @@ fn str_param<'v>(params: &'v Value, key: &str, method: &str) -> Result<&'v str, 
         .get(key)
         .and_then(Value::as_str)
         .ok_or_else(|| CoreError::InvalidParams(format!("{method} needs params.{key} (a string)")))
+}
+
+/// An optional params member that must be an object when present.
+fn object_param(params: &Value, key: &str, method: &str) -> Result<(), CoreError> {
+    match params.get(key) {
+        None | Some(Value::Null) | Some(Value::Object(_)) => Ok(()),
+        Some(_) => Err(CoreError::InvalidParams(format!(
+            "{method}: params.{key} must be an object"
+        ))),
+    }
 }

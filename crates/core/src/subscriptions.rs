@@ -2,8 +2,6 @@
 //! the URI, once per (connection, URI) however many sessions subscribe; the last unsubscribe
 //! forwards the unsubscribe. Updates come back as [`crate::GatewayNotice::ResourceUpdated`].
 
-use serde_json::json;
-
 use crate::{
     catalog::Catalog,
     error::CoreError,
@@ -30,15 +28,7 @@ impl Gateway {
         };
         if first {
             let b = self.backend(&backend)?;
-            if let Err(error) = b
-                .request(
-                    caller.session,
-                    "resources/subscribe",
-                    Some(&json!({"uri": uri})),
-                    None,
-                )
-                .await
-            {
+            if let Err(error) = b.watch_resource(caller.session, uri, true).await {
                 self.release(&key);
                 return Err(CoreError::Backend { backend, error });
             }
@@ -59,14 +49,9 @@ impl Gateway {
         let (backend, key) = self.subscription_key(caller, catalog, uri)?;
         if self.release(&key) {
             let b = self.backend(&backend)?;
-            b.request(
-                caller.session,
-                "resources/unsubscribe",
-                Some(&json!({"uri": uri})),
-                None,
-            )
-            .await
-            .map_err(|error| CoreError::Backend { backend, error })?;
+            b.watch_resource(caller.session, uri, false)
+                .await
+                .map_err(|error| CoreError::Backend { backend, error })?;
         }
         Ok(())
     }

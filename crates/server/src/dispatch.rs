@@ -65,15 +65,37 @@ pub(crate) async fn dispatch(
             "prompts",
             gw.list_prompts(ctx.identity, ctx.catalog),
         ),
-        "tools/call" => Ok(gw.call_tool(&ctx.caller(), ctx.catalog, params).await?),
-        "resources/read" => Ok(gw.read_resource(&ctx.caller(), ctx.catalog, params).await?),
-        "prompts/get" => Ok(gw.get_prompt(&ctx.caller(), ctx.catalog, params).await?),
-        "completion/complete" => Ok(gw.complete(&ctx.caller(), ctx.catalog, params).await?),
+        "tools/call" => Ok(plain(
+            gw.call_tool(&ctx.caller(), ctx.catalog, params).await?,
+        )),
+        "resources/read" => Ok(plain(
+            gw.read_resource(&ctx.caller(), ctx.catalog, params).await?,
+        )),
+        "prompts/get" => Ok(plain(
+            gw.get_prompt(&ctx.caller(), ctx.catalog, params).await?,
+        )),
+        "completion/complete" => Ok(plain(
+            gw.complete(&ctx.caller(), ctx.catalog, params).await?,
+        )),
         _ => Err(Failure::rpc(
             codes::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),
         )),
     }
+}
+
+/// A backend result without the 2026-07-28 envelope fields, so a session-based client sees the
+/// shape of its own revision (the Modern edge stamps its own envelope on top). An
+/// `input_required` result keeps its `resultType`: it is not an ordinary answer.
+fn plain(mut result: Value) -> Value {
+    if let Some(obj) = result.as_object_mut() {
+        if obj.get("resultType").and_then(Value::as_str) == Some("complete") {
+            obj.remove("resultType");
+        }
+        obj.remove("ttlMs");
+        obj.remove("cacheScope");
+    }
+    result
 }
 
 /// One page of a list (items sorted by key), with `nextCursor` while more remain.

@@ -170,7 +170,9 @@ impl Audience {
             Audience::Legacy(_) => outcome,
             Audience::Modern(m) => match m.refusal() {
                 Some(refusal) => Err(refusal),
-                None => outcome.map(|r| envelope::stamp(method, r, &state.options.name)),
+                None => outcome
+                    .map(|r| envelope::stamp(method, r, &state.options.name))
+                    .map_err(crate::modern::modern_failure),
             },
         }
     }

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+pub mod eras;
+
 pub const JSON_AND_SSE: &str = "application/json, text/event-stream";
 
 /// A running gateway process; killed (and reaped) on drop.
