@@ -9,6 +9,7 @@ import sys
 import anyio
 import mcp_types as types
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 URL, MODE = sys.argv[1], sys.argv[2]
 results: list[tuple[str, bool, str]] = []
@@ -40,8 +41,23 @@ async def main() -> None:
         check("calls the HTTP backend", text(r) == "weather", text(r))
         r = await client.call_tool("booking_add", {"a": 2, "b": 40})
         check("calls the stdio Python backend", text(r) == "42", text(r))
-        r = await client.call_tool("booking_book_table", {"party_size": 4})
-        check("elicitation round-trips through the gateway", text(r) == "booked 4 for Ada", text(r))
+        if MODE == "legacy":
+            r = await client.call_tool("booking_book_table", {"party_size": 4})
+            check("elicitation round-trips through the gateway", text(r) == "booked 4 for Ada", text(r))
+        else:
+            # Modern-first: the client speaks 2026-07-28 to the gateway, and the stdio backend
+            # speaks 2025-11-25 and elicits mid-call; the gateway's documented answer is an explicit
+            # error (the client declared elicitation, so -32603), never a hang.
+            check("Modern-first client negotiated 2026-07-28", client.protocol_version == "2026-07-28", client.protocol_version)
+            try:
+                r = await client.call_tool("booking_book_table", {"party_size": 4})
+                check("Legacy backend eliciting for a Modern client is refused", False, f"got a result: {text(r)}")
+            except MCPError as e:
+                check(
+                    "Legacy backend eliciting for a Modern client is refused",
+                    e.code == -32603 and "multi-round" in str(e),
+                    f"{e.code}: {e}",
+                )
         r = await client.call_tool("weather_echo", {"text": "héllo"})
         check("non-ASCII passes unchanged", text(r) == "héllo", text(r))
 
