@@ -303,3 +303,6 @@ impl Inbound {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

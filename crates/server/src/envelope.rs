@@ -53,34 +53,4 @@ pub(crate) fn stamp(method: &str, mut result: Value, server_name: &str) -> Value
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stamps_complete_cache_hints_and_our_server_info_over_a_forged_one() {
-        let forged = json!({"tools": [], "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "evil"}, "trace": 1}});
-        let v = stamp("tools/list", forged, "grp");
-        assert_eq!(v["resultType"], "complete");
-        assert_eq!(v["ttlMs"], 0);
-        assert_eq!(v["cacheScope"], "private");
-        assert_eq!(
-            v["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
-            "vmcp"
-        );
-        assert_eq!(v["_meta"]["trace"], 1);
-    }
-
-    #[test]
-    fn keeps_input_required_and_adds_no_cache_hints_to_calls() {
-        let v = stamp(
-            "tools/call",
-            json!({"resultType": "input_required", "inputRequests": {}}),
-            "g",
-        );
-        assert_eq!(v["resultType"], "input_required");
-        assert!(v.get("ttlMs").is_none());
-        let v = stamp("tools/call", json!({"content": []}), "g");
-        assert_eq!(v["resultType"], "complete");
-        assert!(v.get("cacheScope").is_none());
-    }
-}
+mod tests;

@@ -215,3 +215,57 @@ fn mcp_name_must_be_present_decodable_and_match() {
     l.mcp_name = Some("x");
     assert_eq!(classify(&l), Ok(Era::Modern));
 }
+
+/// Every request example of the spec (shared/spec/2026-07-28/schema-examples, beside the
+/// repository), sent with the headers a conforming client derives from it, is Modern.
+#[test]
+fn spec_request_examples_classify_as_modern() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/spec/2026-07-28/schema-examples"
+    );
+    let folders = std::fs::read_dir(dir).unwrap_or_else(|e| {
+        panic!("the spec's schema examples must sit beside the repository ({dir}): {e}")
+    });
+    let mut checked = 0;
+    for folder in folders.flatten() {
+        let name = folder.file_name().to_string_lossy().to_string();
+        if !name.ends_with("Request") {
+            continue;
+        }
+        for file in std::fs::read_dir(folder.path()).unwrap().flatten() {
+            let v: Value = serde_json::from_slice(&std::fs::read(file.path()).unwrap()).unwrap();
+            let Some(method) = v["method"].as_str() else {
+                continue;
+            };
+            let params = &v["params"];
+            let Some(meta) = params.get("_meta").and_then(Value::as_object) else {
+                continue;
+            };
+            let version = meta.get(META_PROTOCOL_VERSION).and_then(Value::as_str);
+            let key = if method == "resources/read" {
+                "uri"
+            } else {
+                "name"
+            };
+            let target = params.get(key).and_then(Value::as_str);
+            let encoded = target.map(crate::mcp_name::encode);
+            let view = RequestView {
+                method,
+                meta: Some(meta),
+                version_header: version,
+                mcp_method: Some(method),
+                mcp_name: encoded.as_deref(),
+                name: target,
+            };
+            assert_eq!(
+                classify(&view),
+                Ok(Era::Modern),
+                "{}",
+                file.path().display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "only {checked} request examples found");
+}
