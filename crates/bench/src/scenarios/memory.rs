@@ -1,0 +1,110 @@
+//! Scenario 5: the gateway's resident memory idle, with many idle Legacy sessions, and after
+//! each of two identical load runs (growth between them would be a leak).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde_json::json;
+
+use crate::cli::Settings;
+use crate::http::{Edge, HttpConn, McpSession};
+use crate::load::{self, Conn, Plan, Template, Watched};
+use crate::procfs::{peak_rss_kib, rss_kib};
+use crate::procs::Env;
+use crate::report::{Findings, Section};
+
+/// Time given to the gateway to settle before RSS is read.
+const SETTLE: Duration = Duration::from_millis(500);
+
+/// Runs scenario 5.
+pub(crate) async fn run(
+    env: &Env,
+    s: &Settings,
+    findings: &mut Findings,
+) -> anyhow::Result<Section> {
+    let stack = crate::setup::Stack::http(env, "memory", "fx", 1, 0, &[]).await?;
+    let gw = &stack.gateway;
+    let rss = || rss_kib(gw.pid).context("cannot read the gateway's VmRSS");
+    tokio::time::sleep(SETTLE).await;
+    let idle = rss()?;
+
+    let mut conn = HttpConn::connect(&gw.url).await?;
+    for _ in 0..s.sessions {
+        conn = McpSession::legacy_on(conn).await?.detach();
+    }
+    tokio::time::sleep(SETTLE).await;
+    let with_sessions = rss()?;
+    let per_session = (with_sessions.saturating_sub(idle) * 1024) as f64 / s.sessions.max(1) as f64;
+
+    let concurrency = s.concurrency.iter().copied().max().unwrap_or(32);
+    let plan = Plan {
+        warmup: Duration::ZERO,
+        duration: s.soak,
+    };
+    let watch = [Watched::new("gateway", gw.pid)];
+    let mut after = Vec::new();
+    for _ in 0..2 {
+        let mut conns = Vec::with_capacity(concurrency);
+        for _ in 0..concurrency {
+            conns.push(Conn::Http(McpSession::legacy(&gw.url).await?));
+        }
+        let template = Arc::new(Template::tools_call("fx_echo", Edge::Legacy)?);
+        let (out, conns) = load::run(conns, template, plan, &watch).await;
+        for conn in conns {
+            conn.close().await;
+        }
+        tokio::time::sleep(SETTLE).await;
+        after.push((rss()?, out));
+    }
+    let peak = peak_rss_kib(gw.pid).unwrap_or(0);
+    stack.stop().await;
+
+    findings.rss_idle_kib = Some(idle);
+    findings.bytes_per_session = Some(per_session);
+    let growth = after[1].0 as i64 - after[0].0 as i64;
+    let mb = |kib: u64| format!("{:.1} MB", kib as f64 / 1024.0);
+    let mut section = Section::new(
+        "memory",
+        "5. Gateway memory (VmRSS)",
+        &["state", "RSS", "note"],
+    );
+    section.rows = vec![
+        vec![
+            "idle (1 HTTP backend, catalog cached)".into(),
+            mb(idle),
+            String::new(),
+        ],
+        vec![
+            format!("{} idle Legacy sessions", s.sessions),
+            mb(with_sessions),
+            format!("{:.1} KB per session", per_session / 1024.0),
+        ],
+    ];
+    for (i, (kib, out)) in after.iter().enumerate() {
+        section.rows.push(vec![
+            format!(
+                "after load run {} ({concurrency} workers, {:?})",
+                i + 1,
+                s.soak
+            ),
+            mb(*kib),
+            format!("{:.0} req/s, {} errors", out.rps, out.errors),
+        ]);
+    }
+    section.rows.push(vec![
+        "growth run 1 -> run 2".into(),
+        format!("{growth:+} KB"),
+        format!("peak (VmHWM) {}", mb(peak)),
+    ]);
+    section.json = json!({
+        "idle_kib": idle,
+        "sessions": s.sessions,
+        "with_sessions_kib": with_sessions,
+        "bytes_per_session": per_session.round(),
+        "load_runs": after.iter().map(|(kib, out)| json!({"rss_kib": kib, "load": out.to_json()})).collect::<Vec<_>>(),
+        "growth_kib": growth,
+        "peak_kib": peak,
+    });
+    Ok(section)
+}

@@ -1,0 +1,30 @@
+//! The scenarios, one module each; [`run`] picks one.
+
+mod call;
+mod listing;
+mod memory;
+mod paging;
+mod session;
+
+use crate::cli::{Scenario, Settings};
+use crate::procs::Env;
+use crate::report::{Findings, Section};
+
+/// Runs `scenario`, noting target measurements in `findings`.
+///
+/// # Errors
+/// When a process cannot be started or a request fails outside a load run.
+pub(crate) async fn run(
+    scenario: Scenario,
+    env: &Env,
+    s: &Settings,
+    findings: &mut Findings,
+) -> anyhow::Result<Section> {
+    match scenario {
+        Scenario::Call => call::http_backend(env, s, findings).await,
+        Scenario::Stdio => call::stdio_backend(env, s).await,
+        Scenario::Session => session::run(env, s, findings).await,
+        Scenario::Paging => paging::run(env, s).await,
+        Scenario::Memory => memory::run(env, s, findings).await,
+    }
+}
