@@ -8,6 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
+use reqwest::Url;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
@@ -27,7 +28,7 @@ use crate::{
 pub(crate) struct AutoConnection {
     backend: String,
     client: reqwest::Client,
-    url: String,
+    url: Url,
     headers: HeaderMap,
     legacy: HttpConnection,
     modern: ModernConnection,
@@ -39,7 +40,7 @@ impl AutoConnection {
     pub(crate) fn new(
         backend: &str,
         client: reqwest::Client,
-        url: String,
+        url: Url,
         headers: HeaderMap,
         inbound: Arc<Inbound>,
     ) -> Self {

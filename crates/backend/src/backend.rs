@@ -160,7 +160,7 @@ impl Backend {
             spec,
         };
         match backend.spec.isolation {
-            Isolation::Shared => backend.shared = Some(backend.connect(None)),
+            Isolation::Shared => backend.shared = Some(backend.connect(None)?),
             Isolation::PerSession => {
                 backend.pool = Some(PerSessionPool::new(
                     backend.spec.max_per_session,
@@ -188,13 +188,16 @@ impl Backend {
 
     /// A new connection; `session` receives what the backend sends on it that no single request
     /// owns (per-session connections only).
-    fn connect(&self, session: Option<CallSink>) -> Arc<dyn Connection> {
+    fn connect(&self, session: Option<CallSink>) -> Result<Arc<dyn Connection>, BackendError> {
         let inbound = Arc::new(Inbound::new(self.routes.clone(), session));
-        match &self.spec.transport {
+        Ok(match &self.spec.transport {
             TransportSpec::StreamableHttp { url, .. } => Arc::new(AutoConnection::new(
                 &self.spec.id,
                 self.client.clone(),
-                url.clone(),
+                // Parsed once per connection, not per request.
+                reqwest::Url::parse(url).map_err(|e| {
+                    BackendError::Unavailable(format!("invalid backend URL {url:?}: {e}"))
+                })?,
                 self.headers.clone(),
                 inbound,
             )),
@@ -211,7 +214,7 @@ impl Backend {
                 self.spec.timeout,
                 inbound,
             )),
-        }
+        })
     }
 
     fn connection(&self, session: Option<&str>) -> Result<Arc<dyn Connection>, BackendError> {
@@ -223,7 +226,7 @@ impl Backend {
             .as_ref()
             .ok_or_else(|| BackendError::Unavailable("no connection".into()))?;
         let key = session.unwrap_or(DISCOVERY_KEY);
-        pool.get(key, || Ok(self.connect(pool.sink(key))))
+        pool.get(key, || self.connect(pool.sink(key)))
     }
 
     /// Gives client session `session` a sink for what its dedicated connection receives outside any

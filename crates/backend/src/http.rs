@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLock};
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
-use reqwest::{Response, StatusCode};
+use reqwest::{Response, StatusCode, Url};
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
 use vmcp_proto::{Message, jsonrpc, revision, sse};
@@ -45,7 +45,7 @@ pub(crate) struct HttpConnection {
     backend: String,
     inbound: Arc<Inbound>,
     client: reqwest::Client,
-    url: String,
+    url: Url,
     headers: HeaderMap,
     session: RwLock<Option<Arc<HttpSession>>>,
     init_lock: AsyncMutex<()>,
@@ -62,7 +62,7 @@ impl HttpConnection {
     pub(crate) fn new(
         backend: &str,
         client: reqwest::Client,
-        url: String,
+        url: Url,
         headers: HeaderMap,
         inbound: Arc<Inbound>,
     ) -> Self {
@@ -153,8 +153,8 @@ impl HttpConnection {
         body: impl Into<reqwest::Body>,
     ) -> Result<Response, BackendError> {
         let req = match session {
-            Some(s) => s.poster.request(self.client.post(&self.url)),
-            None => self.client.post(&self.url).headers(self.headers.clone()),
+            Some(s) => s.poster.request(self.client.post(self.url.clone())),
+            None => with_headers(self.client.post(self.url.clone()), &self.headers),
         };
         req.header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
@@ -344,7 +344,7 @@ impl Connection for HttpConnection {
             let Some(id) = &session.id else { return };
             let req = self
                 .client
-                .delete(&self.url)
+                .delete(self.url.clone())
                 .headers(self.headers.clone())
                 .header(SESSION_HEADER, id.clone())
                 .header(VERSION_HEADER, session.version.clone())
@@ -405,7 +405,7 @@ pub(crate) fn describe(e: &reqwest::Error) -> String {
 #[derive(Clone)]
 struct Poster {
     client: reqwest::Client,
-    url: String,
+    url: Url,
     headers: HeaderMap,
     session: Option<HeaderValue>,
     version: HeaderValue,
@@ -413,9 +413,8 @@ struct Poster {
 
 impl Poster {
     fn request(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        let mut b = builder
-            .headers(self.headers.clone())
-            .header(VERSION_HEADER, self.version.clone());
+        let mut b =
+            with_headers(builder, &self.headers).header(VERSION_HEADER, self.version.clone());
         if let Some(id) = &self.session {
             b = b.header(SESSION_HEADER, id.clone());
         }
@@ -425,7 +424,7 @@ impl Poster {
     /// Sends one message (an answer to the backend's request); the outcome only matters to logs.
     async fn send(&self, msg: Message) {
         let req = self
-            .request(self.client.post(&self.url))
+            .request(self.client.post(self.url.clone()))
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
             .body(msg.to_bytes());
@@ -462,7 +461,7 @@ async fn listen(backend: String, poster: Poster, inbound: Arc<Inbound>) {
     let mut backoff = std::time::Duration::from_millis(500);
     loop {
         let resp = poster
-            .request(poster.client.get(&poster.url))
+            .request(poster.client.get(poster.url.clone()))
             .header(ACCEPT, "text/event-stream")
             .send()
             .await;
@@ -501,5 +500,17 @@ async fn listen(backend: String, poster: Poster, inbound: Arc<Inbound>) {
         }
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(std::time::Duration::from_secs(30));
+    }
+}
+
+/// Adds the backend's static headers, if it has any (most have none: skip the copy).
+pub(crate) fn with_headers(
+    req: reqwest::RequestBuilder,
+    headers: &HeaderMap,
+) -> reqwest::RequestBuilder {
+    if headers.is_empty() {
+        req
+    } else {
+        req.headers(headers.clone())
     }
 }

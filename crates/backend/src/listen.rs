@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use reqwest::Url;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
@@ -41,7 +42,7 @@ impl Filter {
 struct Target {
     backend: String,
     client: reqwest::Client,
-    url: String,
+    url: Url,
     headers: HeaderMap,
     inbound: Arc<Inbound>,
 }
@@ -66,7 +67,7 @@ impl Listener {
     pub(crate) fn new(
         backend: &str,
         client: reqwest::Client,
-        url: String,
+        url: Url,
         headers: HeaderMap,
         inbound: Arc<Inbound>,
     ) -> Self {
@@ -158,7 +159,7 @@ async fn run(target: Arc<Target>, filter: Arc<Mutex<Filter>>, mut changed: watch
         id -= 1;
         let sent = target
             .client
-            .post(&target.url)
+            .post(target.url.clone())
             .headers(target.headers.clone())
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")

@@ -6,8 +6,8 @@
 use std::sync::{Arc, OnceLock};
 
 use futures_util::future::BoxFuture;
-use reqwest::Response;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::{Response, Url};
 use serde_json::{Map, Value, json};
 use vmcp_proto::era::{
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
@@ -19,7 +19,7 @@ use crate::{
     connection::Connection,
     error::BackendError,
     handshake::ServerInfo,
-    http::describe,
+    http::{describe, with_headers},
     inbound::{Channel, Inbound},
     listen::Listener,
     sink::CallSink,
@@ -49,7 +49,7 @@ pub(crate) struct WrongEra;
 pub(crate) struct ModernConnection {
     backend: String,
     client: reqwest::Client,
-    url: String,
+    url: Url,
     headers: HeaderMap,
     inbound: Arc<Inbound>,
     info: OnceLock<Arc<ServerInfo>>,
@@ -60,7 +60,7 @@ impl ModernConnection {
     pub(crate) fn new(
         backend: &str,
         client: reqwest::Client,
-        url: String,
+        url: Url,
         headers: HeaderMap,
         inbound: Arc<Inbound>,
     ) -> Self {
@@ -116,10 +116,7 @@ impl ModernConnection {
         params: Option<&Value>,
         body: Vec<u8>,
     ) -> Result<Response, BackendError> {
-        let mut req = self
-            .client
-            .post(&self.url)
-            .headers(self.headers.clone())
+        let mut req = with_headers(self.client.post(self.url.clone()), &self.headers)
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
             .header("mcp-protocol-version", revision::MODERN)
@@ -277,13 +274,11 @@ async fn read_answer(
 pub(crate) async fn probe(
     backend: &str,
     client: &reqwest::Client,
-    url: &str,
+    url: &Url,
     headers: &HeaderMap,
 ) -> Probe {
     let body = modern_body(0, "server/discover", None, None);
-    let resp = client
-        .post(url)
-        .headers(headers.clone())
+    let resp = with_headers(client.post(url.clone()), headers)
         .header(ACCEPT, "application/json, text/event-stream")
         .header(CONTENT_TYPE, "application/json")
         .header("mcp-protocol-version", revision::MODERN)

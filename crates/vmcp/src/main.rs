@@ -11,6 +11,9 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_format, cli.debug);
