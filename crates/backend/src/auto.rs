@@ -5,6 +5,7 @@
 //! running it) is reclassified and the request sent again that way; a request that may already have
 //! run is never sent again.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
@@ -13,6 +14,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
 use vmcp_proto::era::Era;
+use vmcp_proto::{codes, revision};
 
 use crate::{
     connection::Connection,
@@ -34,6 +36,7 @@ pub(crate) struct AutoConnection {
     modern: ModernConnection,
     era: Mutex<Option<Era>>,
     probing: AsyncMutex<()>,
+    refuted: AtomicBool,
 }
 
 impl AutoConnection {
@@ -65,6 +68,7 @@ impl AutoConnection {
             headers,
             era: Mutex::new(None),
             probing: AsyncMutex::new(()),
+            refuted: AtomicBool::new(false),
         }
     }
 
@@ -78,6 +82,12 @@ impl AutoConnection {
             tracing::info!(backend = %self.backend, ?era, "backend MCP revision classified");
         }
         *cur = Some(era);
+    }
+
+    /// Forgets the verdict and probes again; true when the backend now classifies Modern.
+    async fn reprobe(&self) -> bool {
+        *self.era.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.era().await == Era::Modern
     }
 
     async fn era(&self) -> Era {
@@ -116,7 +126,26 @@ impl Connection for AutoConnection {
     ) -> BoxFuture<'a, Result<Value, BackendError>> {
         Box::pin(async move {
             if self.era().await == Era::Legacy {
-                return self.legacy.request(id, method, params, sink).await;
+                let outcome = self.legacy.request(id, method, params, sink).await;
+                // Corrected in band: a backend that refuses the handshake itself (no session came
+                // of it, so nothing ran) or negotiates 2026-07-28 in it is probed again.
+                let refused_handshake = matches!(&outcome, Err(BackendError::Rpc(e)) if e.code == codes::METHOD_NOT_FOUND)
+                    && self.legacy.server_info().is_none();
+                let negotiated_modern = self
+                    .legacy
+                    .server_info()
+                    .is_some_and(|i| i.protocol_version == revision::MODERN);
+                // A hint the probe refuted once is not chased on every call.
+                let hinted = refused_handshake
+                    || (negotiated_modern && !self.refuted.swap(true, Ordering::Relaxed));
+                if !hinted {
+                    return outcome;
+                }
+                let now_modern = self.reprobe().await;
+                // Only a refused handshake means nothing ran: only then is the request sent again.
+                if !(now_modern && refused_handshake) {
+                    return outcome;
+                }
             }
             match self.modern.call(id, method, params, sink).await {
                 Ok(r) => r,

@@ -176,3 +176,35 @@ impl CallSink {
 fn client_gone() -> ErrorObject {
     ErrorObject::new(codes::INTERNAL_ERROR, "the client is no longer connected")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notification_flood_is_dropped_past_the_queue_not_buffered() {
+        let (sink, mut rx) = CallSink::channel(4);
+        for i in 0..10_000 {
+            sink.notify(
+                "notifications/message".into(),
+                Some(serde_json::json!({"n": i})),
+            );
+        }
+        assert_eq!(sink.dropped(), 10_000 - 4);
+        let mut kept = 0;
+        while rx.try_recv().is_ok() {
+            kept += 1;
+        }
+        assert_eq!(kept, 4);
+        assert!(sink.idle_for().is_some(), "activity was recorded");
+    }
+
+    #[tokio::test]
+    async fn a_request_to_a_gone_client_fails_instead_of_hanging() {
+        let (sink, rx) = CallSink::channel(4);
+        drop(rx);
+        let answer = sink.request("elicitation/create".into(), None).await;
+        assert!(answer.is_err());
+        assert!(!sink.busy());
+    }
+}

@@ -247,15 +247,8 @@ impl McpSession {
         self.conn.send(Method::POST, None, &headers, body).await
     }
 
-    /// POSTs a request and returns its JSON answer (the data of a one-event SSE answer).
-    ///
-    /// # Errors
-    /// When the connection fails or the answer is not HTTP 200.
-    pub(crate) async fn request(&mut self, body: Bytes) -> anyhow::Result<Bytes> {
-        self.request_with(body, &[]).await
-    }
-
-    /// [`McpSession::request`] with `extra` headers.
+    /// POSTs a request with `extra` headers and returns its JSON answer (the data of a one-event
+    /// SSE answer).
     ///
     /// # Errors
     /// When the connection fails or the answer is not HTTP 200.

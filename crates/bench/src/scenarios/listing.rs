@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::http::McpSession;
+use crate::http::{Edge, McpSession};
 
 /// Most pages followed, so a cursor loop cannot hang the harness.
 const MAX_PAGES: usize = 1000;
@@ -53,7 +53,12 @@ impl Walk {
 ///
 /// # Errors
 /// When a page fails.
-pub(crate) async fn walk(session: &mut McpSession, id: &mut u64) -> anyhow::Result<Walk> {
+pub(crate) async fn walk(
+    session: &mut McpSession,
+    id: &mut u64,
+    edge: Edge,
+) -> anyhow::Result<Walk> {
+    let headers = edge.request_headers("tools/list", None)?;
     let mut walk = Walk {
         pages: Vec::new(),
         bodies: Vec::new(),
@@ -61,14 +66,18 @@ pub(crate) async fn walk(session: &mut McpSession, id: &mut u64) -> anyhow::Resu
     let mut cursor: Option<String> = None;
     loop {
         *id += 1;
-        let params = match &cursor {
-            Some(c) => format!(r#"{{"cursor":"{c}"}}"#),
-            None => "{}".to_owned(),
-        };
+        let mut params = serde_json::Map::new();
+        if let Some(c) = &cursor {
+            params.insert("cursor".into(), Value::String(c.clone()));
+        }
+        if let Some(meta) = edge.request_meta() {
+            params.insert("_meta".into(), meta);
+        }
+        let params = Value::Object(params);
         let body =
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{params}}}"#);
         let sent = Instant::now();
-        let page = session.request(Bytes::from(body)).await?;
+        let page = session.request_with(Bytes::from(body), &headers).await?;
         walk.pages.push(sent.elapsed());
         cursor = next_cursor(&page);
         walk.bodies.push(page);

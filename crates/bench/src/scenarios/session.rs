@@ -120,7 +120,7 @@ impl Samples {
         let start = Instant::now();
         let mut session = McpSession::legacy_on(conn).await?;
         let init = start.elapsed();
-        let walk = listing::walk(&mut session, &mut 0).await?;
+        let walk = listing::walk(&mut session, &mut 0, crate::http::Edge::Legacy).await?;
         let total = start.elapsed();
         self.total.push(nanos(total));
         self.init.push(nanos(init));
