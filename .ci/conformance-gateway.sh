@@ -70,4 +70,7 @@ run "suite at 2026-07-28, directly against the fixture" "$both_url" 0.2 --spec-v
 run "suite at 2025-11-25, through vmcp (2026-07-28 backend)" "$(cat "$work/gw-both.url")"
 run "suite at 2026-07-28, through vmcp (2026-07-28 backend)" "$(cat "$work/gw-both.url")" 0.2 --spec-version 2026-07-28
 run "suite at 2025-11-25, through vmcp (2025-11-25 backend)" "$(cat "$work/gw-legacy.url")"
+# A draft scenario the gateway implements: Mcp-Param-* headers (x-mcp-header) validated on the
+# client edge and generated towards the backend.
+run "draft scenario http-custom-header-server-validation, through vmcp" "$(cat "$work/gw-both.url")" 0.2 --spec-version 2026-07-28 --scenario http-custom-header-server-validation
 echo "== conformance: every pass green"

@@ -15,6 +15,7 @@ mod http;
 mod inbound;
 mod listen;
 mod modern;
+mod param_headers;
 mod pending;
 mod per_session;
 mod sink;

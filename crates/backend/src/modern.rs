@@ -22,6 +22,7 @@ use crate::{
     http::{describe, with_headers},
     inbound::{Channel, Inbound},
     listen::Listener,
+    param_headers::ParamHeaders,
     sink::CallSink,
 };
 
@@ -54,6 +55,7 @@ pub(crate) struct ModernConnection {
     inbound: Arc<Inbound>,
     info: OnceLock<Arc<ServerInfo>>,
     listener: Listener,
+    param_headers: ParamHeaders,
 }
 
 impl ModernConnection {
@@ -79,6 +81,7 @@ impl ModernConnection {
             listener,
             inbound,
             info: OnceLock::new(),
+            param_headers: ParamHeaders::default(),
         }
     }
 
@@ -107,7 +110,13 @@ impl ModernConnection {
             Ok(r) => r,
             Err(e) => return Ok(Err(e)),
         };
-        read_answer(&self.backend, resp, id, sink, &self.inbound).await
+        let answer = read_answer(&self.backend, resp, id, sink, &self.inbound).await;
+        if method == "tools/list"
+            && let Ok(Ok(result)) = &answer
+        {
+            self.param_headers.learn(result);
+        }
+        answer
     }
 
     async fn post(
@@ -121,6 +130,16 @@ impl ModernConnection {
             .header(CONTENT_TYPE, "application/json")
             .header("mcp-protocol-version", revision::MODERN)
             .header("mcp-method", method);
+        if method == "tools/call"
+            && let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str)
+        {
+            for (name, value) in self
+                .param_headers
+                .headers_for(tool, params.and_then(|p| p.get("arguments")))
+            {
+                req = req.header(name, value);
+            }
+        }
         if era::names_a_target(method) {
             let key = if method == "resources/read" {
                 "uri"

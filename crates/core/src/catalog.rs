@@ -120,6 +120,19 @@ impl Catalog {
         &self.tools
     }
 
+    /// The advertised definition of tool `name` (hidden tools have none).
+    pub fn advertised_tool(&self, name: &str) -> Option<&Value> {
+        self.tools
+            .binary_search_by(|t| {
+                t.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .cmp(name)
+            })
+            .ok()
+            .map(|i| &self.tools[i])
+    }
+
     /// The route of a tool by its advertised (or hidden-but-routable) name.
     pub fn tool(&self, name: &str) -> Option<&Route> {
         self.tool_routes.get(name)

@@ -10,6 +10,7 @@ pub mod era;
 pub mod jsonrpc;
 pub mod mcp_name;
 pub mod meta;
+pub mod param_headers;
 pub mod revision;
 pub mod sse;
 

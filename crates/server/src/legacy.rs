@@ -97,7 +97,7 @@ pub(crate) async fn post(
                 if !state.options.modern_enabled {
                     return modern::disabled(&state, id, &method);
                 }
-                return modern::serve(state.clone(), id, method, params).await;
+                return modern::serve(state.clone(), &headers, id, method, params).await;
             }
             Ok(Era::Legacy) => {}
         }

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 
 use axum::response::Response;
-use http::StatusCode;
+use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value, json};
 use vmcp_core::Identity;
-use vmcp_proto::{codes, era, jsonrpc, revision};
+use vmcp_proto::{ErrorObject, codes, era, jsonrpc, param_headers, revision};
 
 use crate::{
     dispatch::{self, Ctx},
@@ -24,6 +24,7 @@ use crate::{
 /// Answers one classified Modern message.
 pub(crate) async fn serve(
     state: Arc<AppState>,
+    headers: &HeaderMap,
     id: Option<Value>,
     method: String,
     params: Option<Value>,
@@ -35,6 +36,11 @@ pub(crate) async fn serve(
     let params = params.unwrap_or_else(|| Value::Object(Map::new()));
     let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
     let identity = Identity::anonymous();
+    if method == "tools/call"
+        && let Err(f) = check_param_headers(&state, &identity, headers, &params).await
+    {
+        return reply::failure(Format::Json, &id, &f);
+    }
     if stream::is_forwarded(&method) {
         let audience = ModernAudience::new(
             meta.get(era::META_CLIENT_CAPABILITIES)
@@ -59,6 +65,50 @@ pub(crate) async fn serve(
         )),
     };
     respond(&state, &id, &method, outcome)
+}
+
+/// `Mcp-Param-*` headers must agree with the arguments the advertised tool annotates with
+/// `x-mcp-header` (present exactly when the body has a value, equal after decoding).
+async fn check_param_headers(
+    state: &AppState,
+    identity: &Identity,
+    headers: &HeaderMap,
+    params: &Value,
+) -> Result<(), Failure> {
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let catalog = state.gateway.catalog(identity).await?;
+    let Some(found) = catalog
+        .advertised_tool(name)
+        .and_then(|t| t.get("inputSchema"))
+        .and_then(param_headers::annotations)
+    else {
+        return Ok(());
+    };
+    for (header, path) in found {
+        let key = format!("mcp-param-{header}");
+        let received = headers.get(key.as_str()).map(|v| v.as_bytes());
+        let body = param_headers::value_at(params.get("arguments"), &path);
+        if let Err(why) = param_headers::check(received, body.as_deref()) {
+            let what = match why {
+                param_headers::Mismatch::Missing => "is missing (required for this request)",
+                param_headers::Mismatch::Unexpected => "is present but the argument has no value",
+                param_headers::Mismatch::Malformed => "is malformed",
+                param_headers::Mismatch::Differs => "does not match the request body",
+            };
+            let error = ErrorObject::new(
+                codes::HEADER_MISMATCH,
+                format!("Mcp-Param-{header} header {what}"),
+            )
+            .with_data(json!({"header": format!("Mcp-Param-{header}"), "bodyValue": body}));
+            return Err(Failure {
+                status: StatusCode::BAD_REQUEST,
+                error,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The Modern status for an error: -32601 is 404, -32602 is 400, a denial 403, the rest 200
