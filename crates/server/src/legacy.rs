@@ -161,18 +161,12 @@ async fn handle(state: &AppState, session: &Arc<Session>, msg: Message) -> Optio
             Some(outcome.map(|r| (id.clone(), r)).map_err(|f| (id, f)))
         }
         Message::Notification { method, params } => {
-            match method.as_str() {
-                "notifications/initialized" => {
-                    session
-                        .initialized
-                        .store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                "notifications/cancelled" => {
-                    if let Some(id) = params.as_ref().and_then(|p| p.get("requestId")) {
-                        session.cancel(&id.to_string());
-                    }
-                }
-                _ => {}
+            // notifications/initialized needs nothing: requests are served as soon as the session
+            // exists, which is what clients that pipeline their first request expect.
+            if method == "notifications/cancelled"
+                && let Some(id) = params.as_ref().and_then(|p| p.get("requestId"))
+            {
+                session.cancel(&id.to_string());
             }
             tracing::debug!(session = %short(&session.id), %method, "notification");
             None

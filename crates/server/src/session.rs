@@ -2,7 +2,7 @@
 //! GET stream for server-to-client messages.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,7 +37,6 @@ pub(crate) struct Session {
     pub(crate) identity: Identity,
     catalog: Mutex<Arc<Catalog>>,
     log_level: AtomicU8,
-    pub(crate) initialized: AtomicBool,
     last_seen_ms: AtomicU64,
     /// Logical clock of the last use, for LRU order (milliseconds tie too easily).
     last_touch: AtomicU64,
@@ -256,7 +255,6 @@ impl SessionStore {
             identity,
             catalog: Mutex::new(catalog),
             log_level: AtomicU8::new(1),
-            initialized: AtomicBool::new(false),
             last_seen_ms: AtomicU64::new(self.now_ms()),
             last_touch: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
             stream: Mutex::new(None),
