@@ -210,29 +210,30 @@ impl Client {
     }
 
     pub async fn connect_version(url: &str, version: &str) -> Client {
+        Self::connect_with(url, version, json!({})).await
+    }
+
+    /// initialize (declaring `capabilities`) + notifications/initialized.
+    pub async fn connect_with(url: &str, version: &str, capabilities: Value) -> Client {
         let mut c = Client::new(url);
-        let a = c
-            .post_raw(None, json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":version,"capabilities":{},"clientInfo":{"name":"test","version":"1"}}}))
-            .await;
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": capabilities,
+            "clientInfo": {"name": "test", "version": "1"}}});
+        let a = c.post_raw(None, init).await;
         assert_eq!(a.status, 200, "initialize failed: {}", a.text);
-        c.session = Some(
-            a.headers
-                .get("mcp-session-id")
-                .expect("session header")
-                .to_str()
-                .unwrap()
-                .to_string(),
-        );
+        let session = a
+            .headers
+            .get("mcp-session-id")
+            .expect("session header")
+            .to_str()
+            .unwrap();
+        c.session = Some(session.to_string());
         c.version = a.body["result"]["protocolVersion"]
             .as_str()
             .unwrap()
             .to_string();
-        let n = c
-            .post_raw(
-                c.session.clone(),
-                json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-            )
-            .await;
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let n = c.post_raw(c.session.clone(), initialized).await;
         assert_eq!(n.status, 202);
         c
     }

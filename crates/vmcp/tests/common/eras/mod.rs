@@ -372,34 +372,7 @@ pub async fn legacy_call_answering(
 
 /// A raw Legacy client that declared `caps` at initialize.
 pub async fn legacy_connect(url: &str, caps: Value) -> Client {
-    let mut c = Client::new(url);
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": LEGACY, "capabilities": caps,
-        "clientInfo": {"name": "raw-legacy", "version": "1.0.0"}}});
-    let a = step("initialize", c.post_raw(None, init)).await;
-    assert_eq!(a.status, 200, "initialize failed: {}", a.text);
-    c.session = Some(
-        a.headers
-            .get("mcp-session-id")
-            .expect("session header")
-            .to_str()
-            .unwrap()
-            .to_string(),
-    );
-    c.version = a.body["result"]["protocolVersion"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let n = step(
-        "notifications/initialized",
-        c.post_raw(
-            c.session.clone(),
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        ),
-    )
-    .await;
-    assert_eq!(n.status, 202);
-    c
+    step("initialize", Client::connect_with(url, LEGACY, caps)).await
 }
 
 /// Every item of a Legacy list verb, following `nextCursor`; also each page's length.
