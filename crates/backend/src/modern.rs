@@ -178,11 +178,11 @@ pub(crate) fn modern_body(
         json!({"name": "vmcp", "version": env!("CARGO_PKG_VERSION")}),
     );
     let caps = client
-        .map(|c| c.capabilities.clone())
+        .map(|c| (*c.capabilities).clone())
         .filter(Value::is_object)
         .unwrap_or_else(|| json!({}));
     meta.insert(META_CLIENT_CAPABILITIES.into(), caps);
-    if let Some(level) = client.and_then(|c| c.log_level.as_deref()) {
+    if let Some(level) = client.and_then(|c| c.log_level) {
         meta.insert(META_LOG_LEVEL.into(), json!(level));
     }
     params["_meta"] = Value::Object(meta);

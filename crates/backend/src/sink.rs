@@ -36,9 +36,9 @@ pub enum CallEvent {
 #[derive(Debug, Clone, Default)]
 pub struct ClientView {
     /// The client's declared capabilities (elicitation, sampling, roots, ...).
-    pub capabilities: Value,
+    pub capabilities: Arc<Value>,
     /// The minimum log level the client wants, if it asked for logs.
-    pub log_level: Option<String>,
+    pub log_level: Option<&'static str>,
     /// Whether server-to-client requests can be relayed to the client while the request runs
     /// (Legacy sessions). When false, a 2026-07-28 backend's `input_required` result is passed
     /// back to the client as it is.

@@ -34,7 +34,6 @@ pub(crate) async fn serve(
         return reply::accepted();
     };
     let params = params.unwrap_or_else(|| Value::Object(Map::new()));
-    let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
     let identity = Identity::anonymous();
     if method == "tools/call"
         && let Err(f) = check_param_headers(&state, &identity, headers, &params).await
@@ -42,11 +41,14 @@ pub(crate) async fn serve(
         return reply::failure(Format::Json, &id, &f);
     }
     if stream::is_forwarded(&method) {
+        let meta = params.get("_meta");
+        let capabilities = meta
+            .and_then(|m| m.get(era::META_CLIENT_CAPABILITIES))
+            .cloned();
         let audience = ModernAudience::new(
-            meta.get(era::META_CLIENT_CAPABILITIES)
-                .cloned()
-                .unwrap_or_else(|| json!({})),
-            meta.get(era::META_LOG_LEVEL).and_then(Value::as_str),
+            Arc::new(capabilities.unwrap_or_else(|| json!({}))),
+            meta.and_then(|m| m.get(era::META_LOG_LEVEL))
+                .and_then(Value::as_str),
         );
         let audience = Arc::new(Audience::Modern(audience));
         return stream::serve(state, audience, identity, id, method, Some(params)).await;

@@ -33,7 +33,7 @@ pub(crate) struct Session {
     pub(crate) id: String,
     pub(crate) protocol_version: &'static str,
     /// What the client declared at initialize (gates server-to-client requests).
-    pub(crate) client_capabilities: Value,
+    pub(crate) client_capabilities: Arc<Value>,
     pub(crate) identity: Identity,
     catalog: Mutex<Arc<Catalog>>,
     log_level: AtomicU8,
@@ -251,7 +251,7 @@ impl SessionStore {
         let session = Arc::new(Session {
             id: new_session_id(),
             protocol_version,
-            client_capabilities,
+            client_capabilities: Arc::new(client_capabilities),
             identity,
             catalog: Mutex::new(catalog),
             log_level: AtomicU8::new(1),

@@ -49,7 +49,7 @@ pub(crate) enum Audience {
 /// A Modern request's relaying rules.
 pub(crate) struct ModernAudience {
     /// The request's `clientCapabilities`.
-    pub(crate) capabilities: Value,
+    pub(crate) capabilities: Arc<Value>,
     /// The request's `logLevel`, as an index into [`LOG_LEVELS`]; None: no logs.
     pub(crate) log_level: Option<usize>,
     /// The capability a backend asked for mid-call, and whether the client had declared it.
@@ -57,7 +57,7 @@ pub(crate) struct ModernAudience {
 }
 
 impl ModernAudience {
-    pub(crate) fn new(capabilities: Value, log_level: Option<&str>) -> Self {
+    pub(crate) fn new(capabilities: Arc<Value>, log_level: Option<&str>) -> Self {
         let log_level = log_level.and_then(|l| LOG_LEVELS.iter().position(|x| *x == l));
         Self {
             capabilities,
@@ -182,12 +182,12 @@ impl Audience {
         match self {
             Audience::Legacy(s) => ClientView {
                 capabilities: s.client_capabilities.clone(),
-                log_level: Some(LOG_LEVELS[s.log_level()].to_string()),
+                log_level: Some(LOG_LEVELS[s.log_level()]),
                 relays_requests: true,
             },
             Audience::Modern(m) => ClientView {
                 capabilities: m.capabilities.clone(),
-                log_level: m.log_level.map(|i| LOG_LEVELS[i].to_string()),
+                log_level: m.log_level.map(|i| LOG_LEVELS[i]),
                 relays_requests: false,
             },
         }
