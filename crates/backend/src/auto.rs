@@ -29,7 +29,7 @@ use crate::{
 /// Either revision, chosen per backend.
 pub(crate) struct AutoConnection {
     backend: String,
-    client: reqwest::Client,
+    client: crate::HttpClient,
     url: Url,
     headers: HeaderMap,
     legacy: HttpConnection,
@@ -42,7 +42,7 @@ pub(crate) struct AutoConnection {
 impl AutoConnection {
     pub(crate) fn new(
         backend: &str,
-        client: reqwest::Client,
+        client: crate::HttpClient,
         url: Url,
         headers: HeaderMap,
         inbound: Arc<Inbound>,

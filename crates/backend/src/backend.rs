@@ -128,7 +128,7 @@ pub struct BackendStatus {
 /// A configured backend.
 pub struct Backend {
     spec: BackendSpec,
-    client: reqwest::Client,
+    client: crate::HttpClient,
     headers: HeaderMap,
     shared: Option<Arc<dyn Connection>>,
     pool: Option<PerSessionPool>,
@@ -142,7 +142,7 @@ impl Backend {
     ///
     /// # Errors
     /// When a static header is not a valid HTTP header.
-    pub fn new(spec: BackendSpec, client: reqwest::Client) -> Result<Arc<Self>, BackendError> {
+    pub fn new(spec: BackendSpec, client: crate::HttpClient) -> Result<Arc<Self>, BackendError> {
         let headers = match &spec.transport {
             TransportSpec::StreamableHttp { headers, .. } | TransportSpec::Sse { headers, .. } => {
                 header_map(headers)?

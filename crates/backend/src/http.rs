@@ -11,6 +11,7 @@ use tokio::sync::Mutex as AsyncMutex;
 use vmcp_proto::{Message, jsonrpc, revision, sse};
 
 use crate::{
+    client::{Endpoint, Post},
     connection::Connection,
     error::BackendError,
     handshake::{self, ServerInfo},
@@ -44,8 +45,8 @@ impl Drop for HttpSession {
 pub(crate) struct HttpConnection {
     backend: String,
     inbound: Arc<Inbound>,
-    client: reqwest::Client,
-    url: Url,
+    client: crate::HttpClient,
+    endpoint: Endpoint,
     headers: HeaderMap,
     session: RwLock<Option<Arc<HttpSession>>>,
     init_lock: AsyncMutex<()>,
@@ -61,7 +62,7 @@ enum Outcome {
 impl HttpConnection {
     pub(crate) fn new(
         backend: &str,
-        client: reqwest::Client,
+        client: crate::HttpClient,
         url: Url,
         headers: HeaderMap,
         inbound: Arc<Inbound>,
@@ -69,8 +70,8 @@ impl HttpConnection {
         Self {
             backend: backend.to_string(),
             inbound,
+            endpoint: client.endpoint(url),
             client,
-            url,
             headers,
             session: RwLock::new(None),
             init_lock: AsyncMutex::new(()),
@@ -120,7 +121,7 @@ impl HttpConnection {
             .map_err(|_| BackendError::Protocol("unusable protocolVersion".into()))?;
         let poster = Poster {
             client: self.client.clone(),
-            url: self.url.clone(),
+            endpoint: self.endpoint.clone(),
             headers: self.headers.clone(),
             session: id.clone(),
             version: version.clone(),
@@ -150,18 +151,17 @@ impl HttpConnection {
     async fn post(
         &self,
         session: Option<&HttpSession>,
-        body: impl Into<reqwest::Body>,
+        body: impl Into<bytes::Bytes>,
     ) -> Result<Response, BackendError> {
         let req = match session {
-            Some(s) => s.poster.request(self.client.post(self.url.clone())),
-            None => with_headers(self.client.post(self.url.clone()), &self.headers),
+            Some(s) => s.poster.post(),
+            None => self.client.post_to(&self.endpoint).headers(&self.headers),
         };
         req.header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
-            .body(body)
-            .send()
+            .send(body)
             .await
-            .map_err(|e| BackendError::Unavailable(describe(&e)))
+            .map_err(BackendError::Unavailable)
     }
 
     /// Reads the answer to one POST: a JSON body, an SSE stream carrying it, 202, or a 404 session.
@@ -344,7 +344,7 @@ impl Connection for HttpConnection {
             let Some(id) = &session.id else { return };
             let req = self
                 .client
-                .delete(self.url.clone())
+                .delete(self.endpoint.url().clone())
                 .headers(self.headers.clone())
                 .header(SESSION_HEADER, id.clone())
                 .header(VERSION_HEADER, session.version.clone())
@@ -404,8 +404,8 @@ pub(crate) fn describe(e: &reqwest::Error) -> String {
 /// connection so spawned tasks (answers, the GET stream) can use it.
 #[derive(Clone)]
 struct Poster {
-    client: reqwest::Client,
-    url: Url,
+    client: crate::HttpClient,
+    endpoint: Endpoint,
     headers: HeaderMap,
     session: Option<HeaderValue>,
     version: HeaderValue,
@@ -421,20 +421,32 @@ impl Poster {
         b
     }
 
+    /// Starts a POST into the session.
+    fn post(&self) -> Post {
+        let mut post = self
+            .client
+            .post_to(&self.endpoint)
+            .headers(&self.headers)
+            .header(VERSION_HEADER, self.version.clone());
+        if let Some(id) = &self.session {
+            post = post.header(SESSION_HEADER, id.clone());
+        }
+        post
+    }
+
     /// Sends one message (an answer to the backend's request); the outcome only matters to logs.
     async fn send(&self, msg: Message) {
-        let req = self
-            .request(self.client.post(self.url.clone()))
+        let sent = self
+            .post()
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
-            .body(msg.to_bytes());
-        match req.send().await {
+            .send(msg.to_bytes())
+            .await;
+        match sent {
             Ok(resp) => {
                 let _ = resp.bytes().await;
             }
-            Err(e) => {
-                tracing::debug!(error = %describe(&e), "cannot deliver an answer to the backend")
-            }
+            Err(e) => tracing::debug!(error = %e, "cannot deliver an answer to the backend"),
         }
     }
 }
@@ -461,7 +473,7 @@ async fn listen(backend: String, poster: Poster, inbound: Arc<Inbound>) {
     let mut backoff = std::time::Duration::from_millis(500);
     loop {
         let resp = poster
-            .request(poster.client.get(poster.url.clone()))
+            .request(poster.client.get(poster.endpoint.url().clone()))
             .header(ACCEPT, "text/event-stream")
             .send()
             .await;

@@ -7,8 +7,10 @@
 
 mod auto;
 mod backend;
+mod client;
 mod connection;
 mod error;
+mod h1_pool;
 mod handshake;
 mod health;
 mod http;
@@ -23,6 +25,7 @@ mod sse;
 mod stdio;
 
 pub use backend::{Backend, BackendSpec, BackendStatus, Isolation, StdioSpec, TransportSpec};
+pub use client::{HttpClient, set_serving_thread};
 pub use connection::Connection;
 pub use error::BackendError;
 pub use handshake::ServerInfo;

@@ -41,7 +41,7 @@ impl Filter {
 
 struct Target {
     backend: String,
-    client: reqwest::Client,
+    client: crate::HttpClient,
     url: Url,
     headers: HeaderMap,
     inbound: Arc<Inbound>,
@@ -66,7 +66,7 @@ impl Drop for Listener {
 impl Listener {
     pub(crate) fn new(
         backend: &str,
-        client: reqwest::Client,
+        client: crate::HttpClient,
         url: Url,
         headers: HeaderMap,
         inbound: Arc<Inbound>,

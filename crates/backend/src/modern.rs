@@ -16,6 +16,7 @@ use vmcp_proto::era::{
 use vmcp_proto::{Message, codes, era, jsonrpc, mcp_name, meta::strip_reserved, revision, sse};
 
 use crate::{
+    client::Endpoint,
     connection::Connection,
     error::BackendError,
     handshake::ServerInfo,
@@ -49,8 +50,8 @@ pub(crate) struct WrongEra;
 /// A Modern Streamable HTTP backend.
 pub(crate) struct ModernConnection {
     backend: String,
-    client: reqwest::Client,
-    url: Url,
+    client: crate::HttpClient,
+    endpoint: Endpoint,
     headers: HeaderMap,
     inbound: Arc<Inbound>,
     info: OnceLock<Arc<ServerInfo>>,
@@ -61,7 +62,7 @@ pub(crate) struct ModernConnection {
 impl ModernConnection {
     pub(crate) fn new(
         backend: &str,
-        client: reqwest::Client,
+        client: crate::HttpClient,
         url: Url,
         headers: HeaderMap,
         inbound: Arc<Inbound>,
@@ -75,8 +76,8 @@ impl ModernConnection {
         );
         Self {
             backend: backend.to_string(),
+            endpoint: client.endpoint(url),
             client,
-            url,
             headers,
             listener,
             inbound,
@@ -125,7 +126,10 @@ impl ModernConnection {
         params: Option<&Value>,
         body: Vec<u8>,
     ) -> Result<Response, BackendError> {
-        let mut req = with_headers(self.client.post(self.url.clone()), &self.headers)
+        let mut req = self
+            .client
+            .post_to(&self.endpoint)
+            .headers(&self.headers)
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
             .header("mcp-protocol-version", revision::MODERN)
@@ -150,10 +154,7 @@ impl ModernConnection {
                 req = req.header("mcp-name", mcp_name::encode(name));
             }
         }
-        req.body(body)
-            .send()
-            .await
-            .map_err(|e| BackendError::Unavailable(describe(&e)))
+        req.send(body).await.map_err(BackendError::Unavailable)
     }
 }
 
@@ -292,7 +293,7 @@ async fn read_answer(
 /// Asks `url` whether it serves 2026-07-28.
 pub(crate) async fn probe(
     backend: &str,
-    client: &reqwest::Client,
+    client: &crate::HttpClient,
     url: &Url,
     headers: &HeaderMap,
 ) -> Probe {

@@ -36,7 +36,7 @@ impl Drop for SseSession {
 pub(crate) struct SseConnection {
     backend: String,
     inbound: Arc<Inbound>,
-    client: reqwest::Client,
+    client: crate::HttpClient,
     url: String,
     headers: HeaderMap,
     session: Mutex<Option<Arc<SseSession>>>,
@@ -46,7 +46,7 @@ pub(crate) struct SseConnection {
 impl SseConnection {
     pub(crate) fn new(
         backend: &str,
-        client: reqwest::Client,
+        client: crate::HttpClient,
         url: String,
         headers: HeaderMap,
         inbound: Arc<Inbound>,
@@ -244,7 +244,7 @@ struct Stream {
     backend: String,
     pending: Pending,
     inbound: Arc<Inbound>,
-    client: reqwest::Client,
+    client: crate::HttpClient,
     post_url: reqwest::Url,
     headers: HeaderMap,
 }

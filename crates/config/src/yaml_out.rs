@@ -338,6 +338,11 @@ fn server(s: &ServerConfig) -> Value {
             s.client_request_timeout != d.client_request_timeout,
             "clientRequestTimeout",
             || dur(s.client_request_timeout),
+        )
+        .put_if(
+            s.worker_threads != d.worker_threads,
+            "workerThreads",
+            || num(s.worker_threads as u64),
         );
     m.done()
 }

@@ -61,6 +61,7 @@ fn server_section_and_timeouts_parse() {
   maxPerSessionProcesses: 3
   perSessionIdleTimeout: 90s
   discoveryTimeout: 1.5s
+  workerThreads: 4
 operational:
   logLevel: debug
   timeouts:
@@ -75,6 +76,7 @@ operational:
     assert_eq!(c.server.allowed_hosts.len(), 3);
     assert_eq!(c.server.max_per_session_processes, 3);
     assert_eq!(c.server.discovery_timeout, Duration::from_millis(1500));
+    assert_eq!(c.server.worker_threads, 4);
     assert_eq!(c.operational.log_level, LogLevel::Debug);
     assert_eq!(c.timeout_for("github"), Duration::from_secs(45));
     assert_eq!(c.timeout_for("jira"), Duration::from_secs(90));

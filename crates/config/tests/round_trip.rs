@@ -89,6 +89,7 @@ server:
   allowedOrigins: [\"https://app.example.com\"]
   allowedHosts: [vmcp.internal]
   maxPerSessionProcesses: 2
+  workerThreads: 3
 ",
     );
     let text = to_yaml(&c);

@@ -18,17 +18,18 @@ mod reply;
 mod session;
 mod state;
 mod stream;
+mod workers;
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 pub use guard::OriginPolicy;
 pub use session::SessionStore;
 pub use state::{AppState, ServerOptions};
+pub use workers::ServingThreads;
 
 /// The gateway's HTTP routes.
 pub fn router(state: Arc<AppState>) -> Router {
@@ -46,43 +47,34 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// Serves the gateway on `listener` until `shutdown` resolves, then stops accepting, lets in-flight
-/// requests finish (bounded by `drain`), and returns.
+/// Serves the gateway on `listener` from `threads` until `shutdown` resolves, then stops
+/// accepting, lets in-flight requests finish (bounded by `drain`), and returns.
 ///
-/// # Errors
-/// When the listener fails.
+/// Accepting and background work (session expiry, notification fan-out) run on the caller's
+/// runtime.
 pub async fn serve(
+    threads: &ServingThreads,
     listener: TcpListener,
     state: Arc<AppState>,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    shutdown: impl std::future::Future<Output = ()>,
     drain: std::time::Duration,
-) -> std::io::Result<()> {
+) {
     let reaper = tokio::spawn(session::reap_loop(state.clone()));
     let fan_out = tokio::spawn(notify::fan_out(state.clone()));
-    let app = router(state.clone()).into_make_service();
-    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        shutdown.await;
-        let _ = stopped_tx.send(());
-    });
-    let server = tokio::spawn(async move { server.await });
-    // Once shutdown starts, give in-flight requests `drain` to finish. Open SSE streams would
-    // otherwise hold the server forever; closing every session ends them.
-    let result = tokio::select! {
-        r = server => r.unwrap_or(Ok(())),
-        _ = async {
-            let _ = stopped_rx.await;
-            state.sessions.close_all_streams();
-            tokio::time::sleep(drain).await;
-        } => {
-            tracing::warn!("in-flight requests did not finish within {drain:?}; stopping anyway");
-            Ok(())
-        }
-    };
+    // Open SSE streams would hold their connections forever; closing every session ends them.
+    let on_stop = || state.sessions.close_all_streams();
+    let drained = threads
+        .serve(listener, router(state.clone()), shutdown, on_stop, drain)
+        .await;
+    if !drained {
+        tracing::warn!("in-flight requests did not finish within {drain:?}; stopping anyway");
+    }
     reaper.abort();
     fan_out.abort();
-    result
+}
+
+/// Threads serving clients when the config leaves it to us: one per core.
+#[must_use]
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }

@@ -10,9 +10,13 @@ use vmcp_core::{
     AggregationPolicy, GatewayOptions, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy,
 };
 
-/// The backends of `config`, started (shared stdio backends spawn their process now).
-pub(crate) fn backends(config: &Config) -> anyhow::Result<Vec<Arc<Backend>>> {
-    let client = vmcp_backend::http_client()?;
+/// The backends of `config`, started (shared stdio backends spawn their process now), with an HTTP
+/// connection pool for each of the `serving_threads`.
+pub(crate) fn backends(
+    config: &Config,
+    serving_threads: usize,
+) -> anyhow::Result<Vec<Arc<Backend>>> {
+    let client = vmcp_backend::HttpClient::new(serving_threads)?;
     let threshold = config.operational.failure_handling.unhealthy_threshold;
     config
         .backends

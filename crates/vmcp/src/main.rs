@@ -28,8 +28,10 @@ fn main() -> ExitCode {
     }
 }
 
+/// Runs `fut` on the control thread's runtime (startup, accepting, background work, shutdown);
+/// clients are served on threads of their own (`vmcp_server::serve`).
 fn run_async(fut: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

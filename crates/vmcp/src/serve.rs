@@ -40,7 +40,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {host}:{port}"))?;
     let local = listener.local_addr()?;
 
-    let backends = assemble::backends(&config)?;
+    let threads = match config.server.worker_threads {
+        0 => vmcp_server::default_threads(),
+        n => n,
+    };
+    let backends = assemble::backends(&config, threads)?;
     let gateway = Arc::new(Gateway::new(backends, assemble::gateway_options(&config)));
     gateway.watch();
     let options = ServerOptions {
@@ -80,10 +84,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     });
 
-    tracing::info!(name = %config.name, backends = config.backends.len(), "vmcp listening on http://{local}/mcp");
+    let serving =
+        vmcp_server::ServingThreads::start(threads).context("cannot start serving threads")?;
+    tracing::info!(name = %config.name, backends = config.backends.len(), threads, "vmcp listening on http://{local}/mcp");
     // Tests and scripts read this line to learn the port.
     println!("vmcp listening on http://{local}/mcp");
-    vmcp_server::serve(listener, state.clone(), shutdown_signal(), DRAIN).await?;
+    vmcp_server::serve(&serving, listener, state.clone(), shutdown_signal(), DRAIN).await;
 
     tracing::info!("shutting down: closing sessions and backends");
     for id in state.sessions.ids() {

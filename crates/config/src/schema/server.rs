@@ -37,6 +37,9 @@ pub struct ServerConfig {
     /// `clientRequestTimeout`: how long a backend's request to the client (elicitation,
     /// sampling, roots) may wait for the client's answer (default 5m).
     pub client_request_timeout: Duration,
+    /// `workerThreads`: threads serving clients, each with its own backend connection pools
+    /// (default 0: one per CPU core).
+    pub worker_threads: usize,
 }
 
 impl Default for ServerConfig {
@@ -53,6 +56,7 @@ impl Default for ServerConfig {
             per_session_idle_timeout: Duration::from_secs(10 * 60),
             discovery_timeout: Duration::from_secs(15),
             client_request_timeout: Duration::from_secs(5 * 60),
+            worker_threads: 0,
         }
     }
 }
@@ -81,6 +85,7 @@ pub(crate) fn decode_server(v: &Value, path: &KeyPath, issues: &Issues) -> Serve
         client_request_timeout: f
             .duration("clientRequestTimeout")
             .unwrap_or(d.client_request_timeout),
+        worker_threads: f.uint("workerThreads").unwrap_or(d.worker_threads),
     };
     f.finish();
     s

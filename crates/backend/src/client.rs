@@ -1,0 +1,216 @@
+//! The HTTP client every HTTP backend uses, with one connection pool per serving thread.
+//!
+//! The edge serves on one single-threaded runtime per core. A pooled backend connection is driven
+//! by a task on the runtime that opened it, so a pool shared by all threads would hand thread A's
+//! requests to connections driven by thread B and pay a cross-thread wake-up (an IPI on a VM) twice
+//! per call. Each serving thread therefore gets its own pool: a call stays on one thread from the
+//! client's socket to the backend's and back.
+
+use std::cell::Cell;
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::{IntoUrl, RequestBuilder, Response, Url};
+
+use crate::error::BackendError;
+use crate::h1_pool::H1Pool;
+
+thread_local! {
+    /// This thread's pool slot: 0 for threads that are not serving threads.
+    static SLOT: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The calling thread's slot: 0 outside serving threads, `index + 1` on serving thread `index`.
+pub(crate) fn current_slot() -> usize {
+    SLOT.with(Cell::get)
+}
+
+/// Marks the current thread as serving thread `index` (from 0), so its backend calls use their own
+/// connection pool. Called once by each serving thread before it starts.
+pub fn set_serving_thread(index: usize) {
+    SLOT.with(|s| s.set(index + 1));
+}
+
+/// Pooled HTTP clients, one per serving thread (built on first use) plus one for other threads.
+/// Cloning is cheap and shares the pools.
+#[derive(Clone)]
+pub struct HttpClient {
+    shared: reqwest::Client,
+    per_thread: Arc<[OnceLock<reqwest::Client>]>,
+}
+
+impl HttpClient {
+    /// A client with a pool for each of up to `serving_threads` serving threads.
+    ///
+    /// # Errors
+    /// When the TLS stack cannot be initialised.
+    pub fn new(serving_threads: usize) -> Result<Self, BackendError> {
+        Ok(Self {
+            shared: crate::http_client()?,
+            per_thread: (0..serving_threads).map(|_| OnceLock::new()).collect(),
+        })
+    }
+
+    /// The pool of the calling thread.
+    fn here(&self) -> &reqwest::Client {
+        match current_slot()
+            .checked_sub(1)
+            .and_then(|i| self.per_thread.get(i))
+        {
+            // The settings built fine for the shared pool; should a second build fail anyway
+            // (out of resources), the shared pool still works.
+            Some(pool) => {
+                pool.get_or_init(|| crate::http_client().unwrap_or_else(|_| self.shared.clone()))
+            }
+            None => &self.shared,
+        }
+    }
+
+    /// Starts a POST on the calling thread's pool.
+    pub(crate) fn post(&self, url: impl IntoUrl) -> RequestBuilder {
+        self.here().post(url)
+    }
+
+    /// Where POSTs to `url` go: plain `http://` endpoints get a lean pool of their own, unless a
+    /// proxy is configured in the environment (reqwest honours it; the lean pool does not).
+    pub(crate) fn endpoint(&self, url: Url) -> Endpoint {
+        let pool = if proxy_configured() {
+            None
+        } else {
+            H1Pool::for_url(&url, self.per_thread.len() + 1)
+        };
+        Endpoint { url, pool }
+    }
+
+    /// Starts a POST to `endpoint` on the calling thread's connections.
+    pub(crate) fn post_to(&self, endpoint: &Endpoint) -> Post {
+        match &endpoint.pool {
+            Some(pool) => Post::Pooled {
+                pool: pool.clone(),
+                headers: HeaderMap::new(),
+                invalid: None,
+            },
+            None => Post::General(self.post(endpoint.url.clone())),
+        }
+    }
+
+    /// Starts a GET on the calling thread's pool.
+    pub(crate) fn get(&self, url: impl IntoUrl) -> RequestBuilder {
+        self.here().get(url)
+    }
+
+    /// Starts a DELETE on the calling thread's pool.
+    pub(crate) fn delete(&self, url: impl IntoUrl) -> RequestBuilder {
+        self.here().delete(url)
+    }
+}
+
+fn proxy_configured() -> bool {
+    ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+        .iter()
+        .any(|k| std::env::var_os(k).is_some_and(|v| !v.is_empty()))
+}
+
+/// A backend URL that POSTs are sent to, with its lean pool when it qualifies for one.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    url: Url,
+    pool: Option<Arc<H1Pool>>,
+}
+
+impl Endpoint {
+    pub(crate) fn url(&self) -> &Url {
+        &self.url
+    }
+}
+
+/// A POST being built: on the lean pool or through reqwest.
+pub(crate) enum Post {
+    Pooled {
+        pool: Arc<H1Pool>,
+        headers: HeaderMap,
+        /// The first header that could not be encoded; reported by `send`.
+        invalid: Option<String>,
+    },
+    General(RequestBuilder),
+}
+
+impl Post {
+    /// Adds a header (names and values are validated; a bad one fails `send`).
+    pub(crate) fn header<K, V>(self, name: K, value: V) -> Self
+    where
+        HeaderName: TryFrom<K>,
+        <HeaderName as TryFrom<K>>::Error: Into<http::Error>,
+        HeaderValue: TryFrom<V>,
+        <HeaderValue as TryFrom<V>>::Error: Into<http::Error>,
+    {
+        match self {
+            Self::General(b) => Self::General(b.header(name, value)),
+            Self::Pooled {
+                pool,
+                mut headers,
+                mut invalid,
+            } => {
+                match (HeaderName::try_from(name), HeaderValue::try_from(value)) {
+                    (Ok(n), Ok(v)) => {
+                        headers.append(n, v);
+                    }
+                    (Err(e), _) => invalid = invalid.or(Some(e.into().to_string())),
+                    (_, Err(e)) => invalid = invalid.or(Some(e.into().to_string())),
+                }
+                Self::Pooled {
+                    pool,
+                    headers,
+                    invalid,
+                }
+            }
+        }
+    }
+
+    /// Adds every header of `extra` (a backend's static headers; usually none).
+    pub(crate) fn headers(self, extra: &HeaderMap) -> Self {
+        if extra.is_empty() {
+            return self;
+        }
+        match self {
+            Self::General(b) => Self::General(b.headers(extra.clone())),
+            Self::Pooled {
+                pool,
+                mut headers,
+                invalid,
+            } => {
+                for (n, v) in extra {
+                    headers.append(n.clone(), v.clone());
+                }
+                Self::Pooled {
+                    pool,
+                    headers,
+                    invalid,
+                }
+            }
+        }
+    }
+
+    /// Sends it with `body`; the error describes the transport failure.
+    pub(crate) async fn send(self, body: impl Into<Bytes>) -> Result<Response, String> {
+        match self {
+            Self::General(b) => b
+                .body(body.into())
+                .send()
+                .await
+                .map_err(|e| crate::http::describe(&e)),
+            Self::Pooled {
+                pool,
+                headers,
+                invalid,
+            } => {
+                if let Some(problem) = invalid {
+                    return Err(format!("invalid request header: {problem}"));
+                }
+                let response = pool.post(headers, body.into()).await?;
+                Ok(Response::from(response.map(reqwest::Body::wrap)))
+            }
+        }
+    }
+}

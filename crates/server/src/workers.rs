@@ -1,0 +1,139 @@
+//! Serving threads: one single-threaded runtime per core, each owning the client connections it is
+//! handed and (through [`vmcp_backend::set_serving_thread`]) its own backend connection pools.
+//!
+//! A proxied call then runs on one thread from the client's socket to the backend's and back. On a
+//! shared multi-threaded runtime the server connection, the handler and the backend connection
+//! task land on different workers and every call pays cross-thread wake-ups; on a VM each is an
+//! inter-processor interrupt. One thread accepts and deals connections round-robin, so load spreads
+//! evenly without `SO_REUSEPORT`.
+
+use std::io;
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, watch};
+
+/// The serving threads' runtimes. They live until the process exits: tasks they started (backend
+/// connections, child processes' pipes) stay in use by the rest of the process.
+pub struct ServingThreads {
+    handles: Vec<Handle>,
+}
+
+impl ServingThreads {
+    /// Starts `threads` serving threads (at least one); they serve once handed to [`crate::serve`].
+    ///
+    /// # Errors
+    /// When a thread or its runtime cannot be created.
+    pub fn start(threads: usize) -> io::Result<Self> {
+        let mut handles = Vec::with_capacity(threads.max(1));
+        for index in 0..threads.max(1) {
+            let (handle_tx, handle_rx) = std::sync::mpsc::channel();
+            std::thread::Builder::new()
+                .name(format!("vmcp-serve-{index}"))
+                .spawn(move || {
+                    vmcp_backend::set_serving_thread(index);
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build();
+                    match runtime {
+                        Ok(rt) => {
+                            let _ = handle_tx.send(Ok(rt.handle().clone()));
+                            rt.block_on(std::future::pending::<()>());
+                        }
+                        Err(e) => {
+                            let _ = handle_tx.send(Err(e));
+                        }
+                    }
+                })?;
+            let handle = handle_rx
+                .recv()
+                .map_err(|_| io::Error::other("a serving thread died while starting"))??;
+            handles.push(handle);
+        }
+        Ok(Self { handles })
+    }
+
+    /// Accepts on `listener` and serves `app` until `stop` resolves; returns once every connection
+    /// has finished or `drain` has passed since the stop (then `false`).
+    pub(crate) async fn serve(
+        &self,
+        listener: TcpListener,
+        app: Router,
+        stop: impl Future<Output = ()>,
+        on_stop: impl FnOnce(),
+        drain: Duration,
+    ) -> bool {
+        let (stopping_tx, stopping_rx) = watch::channel(false);
+        // Every connection task holds a sender; the channel closes when the last one ends.
+        let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
+        let mut next = 0usize;
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                () = &mut stop => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => {
+                        let handle = &self.handles[next % self.handles.len()];
+                        next = next.wrapping_add(1);
+                        match stream.into_std() {
+                            Ok(stream) => {
+                                handle.spawn(connection(
+                                    stream,
+                                    app.clone(),
+                                    stopping_rx.clone(),
+                                    alive_tx.clone(),
+                                ));
+                            }
+                            Err(e) => tracing::debug!(error = %e, "dropping an accepted connection"),
+                        }
+                    }
+                    Err(e) => {
+                        // Out of descriptors and the like: back off instead of spinning.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                },
+            }
+        }
+        drop(listener);
+        let _ = stopping_tx.send(true);
+        on_stop();
+        drop(alive_tx);
+        tokio::time::timeout(drain, alive_rx.recv()).await.is_ok()
+    }
+}
+
+/// Serves one client connection (HTTP/1.1) on the current serving thread.
+async fn connection(
+    stream: std::net::TcpStream,
+    app: Router,
+    mut stopping: watch::Receiver<bool>,
+    _alive: mpsc::Sender<()>,
+) {
+    let stream = match TcpStream::from_std(stream) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot adopt an accepted connection");
+            return;
+        }
+    };
+    let _ = stream.set_nodelay(true);
+    let conn =
+        http1::Builder::new().serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
+    tokio::pin!(conn);
+    tokio::select! {
+        result = conn.as_mut() => {
+            if let Err(e) = result {
+                tracing::trace!(error = %e, "client connection ended with an error");
+            }
+            return;
+        }
+        _ = stopping.wait_for(|s| *s) => conn.as_mut().graceful_shutdown(),
+    }
+    let _ = conn.await;
+}
