@@ -10,11 +10,12 @@ use std::cell::Cell;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
+use http_body_util::BodyExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use reqwest::{IntoUrl, RequestBuilder, Response, Url};
+use reqwest::{IntoUrl, RequestBuilder, StatusCode, Url};
 
 use crate::error::BackendError;
-use crate::h1_pool::H1Pool;
+use crate::h1_pool::{H1Pool, PooledBody};
 
 thread_local! {
     /// This thread's pool slot: 0 for threads that are not serving threads.
@@ -199,6 +200,7 @@ impl Post {
                 .body(body.into())
                 .send()
                 .await
+                .map(Response::General)
                 .map_err(|e| crate::http::describe(&e)),
             Self::Pooled {
                 pool,
@@ -208,9 +210,73 @@ impl Post {
                 if let Some(problem) = invalid {
                     return Err(format!("invalid request header: {problem}"));
                 }
-                let response = pool.post(headers, body.into()).await?;
-                Ok(Response::from(response.map(reqwest::Body::wrap)))
+                Ok(Response::Pooled(pool.post(headers, body.into()).await?))
             }
         }
+    }
+}
+
+/// A backend's answer to a POST, from either stack.
+pub(crate) enum Response {
+    Pooled(http::Response<PooledBody>),
+    General(reqwest::Response),
+}
+
+impl From<reqwest::Response> for Response {
+    fn from(r: reqwest::Response) -> Self {
+        Self::General(r)
+    }
+}
+
+impl Response {
+    pub(crate) fn status(&self) -> StatusCode {
+        match self {
+            Self::Pooled(r) => r.status(),
+            Self::General(r) => r.status(),
+        }
+    }
+
+    pub(crate) fn headers(&self) -> &HeaderMap {
+        match self {
+            Self::Pooled(r) => r.headers(),
+            Self::General(r) => r.headers(),
+        }
+    }
+
+    /// The next piece of the body (`None` at its end); `Err` describes a broken transfer.
+    pub(crate) async fn chunk(&mut self) -> Result<Option<Bytes>, String> {
+        match self {
+            Self::General(r) => r.chunk().await.map_err(|e| crate::http::describe(&e)),
+            Self::Pooled(r) => loop {
+                match r.body_mut().frame().await {
+                    None => return Ok(None),
+                    Some(Ok(frame)) => {
+                        if let Ok(data) = frame.into_data() {
+                            return Ok(Some(data));
+                        }
+                        // Trailers carry nothing we use.
+                    }
+                    Some(Err(e)) => return Err(crate::h1_pool::describe(&e)),
+                }
+            },
+        }
+    }
+
+    /// The start of the body as text, for error messages (at most `limit` bytes read).
+    pub(crate) async fn text_prefix(mut self, limit: usize) -> String {
+        let mut body = Vec::new();
+        while body.len() < limit {
+            match self.chunk().await {
+                Ok(Some(c)) => body.extend_from_slice(&c),
+                _ => break,
+            }
+        }
+        body.truncate(limit);
+        String::from_utf8_lossy(&body).into_owned()
+    }
+
+    /// Reads the body to its end (so its connection can be reused), ignoring it.
+    pub(crate) async fn drain(mut self) {
+        while let Ok(Some(_)) = self.chunk().await {}
     }
 }

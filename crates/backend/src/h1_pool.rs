@@ -200,7 +200,7 @@ impl Drop for PooledBody {
 }
 
 /// A hyper error with its causes.
-fn describe(e: &hyper::Error) -> String {
+pub(crate) fn describe(e: &hyper::Error) -> String {
     let mut s = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(cause) = source {

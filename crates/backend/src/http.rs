@@ -5,13 +5,13 @@ use std::sync::{Arc, RwLock};
 
 use futures_util::future::BoxFuture;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
-use reqwest::{Response, StatusCode, Url};
+use reqwest::{StatusCode, Url};
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
 use vmcp_proto::{Message, jsonrpc, revision, sse};
 
 use crate::{
-    client::{Endpoint, Post},
+    client::{Endpoint, Post, Response},
     connection::Connection,
     error::BackendError,
     handshake::{self, ServerInfo},
@@ -180,7 +180,7 @@ impl HttpConnection {
             return Ok(Outcome::Accepted);
         }
         if !status.is_success() {
-            let text = resp.text().await.unwrap_or_default();
+            let text = resp.text_prefix(4096).await;
             let snippet: String = text.chars().take(200).collect();
             return Err(BackendError::Unavailable(format!(
                 "HTTP {status}: {snippet}"
@@ -220,9 +220,10 @@ impl HttpConnection {
     ) -> Result<Result<Value, BackendError>, BackendError> {
         let mut parser = sse::Parser::default();
         loop {
-            let chunk = resp.chunk().await.map_err(|e| {
-                BackendError::Unavailable(format!("response stream broke: {}", describe(&e)))
-            })?;
+            let chunk = resp
+                .chunk()
+                .await
+                .map_err(|e| BackendError::Unavailable(format!("response stream broke: {e}")))?;
             let Some(chunk) = chunk else {
                 return Err(BackendError::Protocol(
                     "response stream ended without an answer".into(),
@@ -376,7 +377,7 @@ async fn read_limited(mut resp: Response) -> Result<Vec<u8>, BackendError> {
     while let Some(chunk) = resp
         .chunk()
         .await
-        .map_err(|e| BackendError::Unavailable(format!("response body broke: {}", describe(&e))))?
+        .map_err(|e| BackendError::Unavailable(format!("response body broke: {e}")))?
     {
         if body.len() + chunk.len() > MAX_BODY {
             return Err(BackendError::Protocol(format!(
@@ -443,9 +444,7 @@ impl Poster {
             .send(msg.to_bytes())
             .await;
         match sent {
-            Ok(resp) => {
-                let _ = resp.bytes().await;
-            }
+            Ok(resp) => resp.drain().await,
             Err(e) => tracing::debug!(error = %e, "cannot deliver an answer to the backend"),
         }
     }

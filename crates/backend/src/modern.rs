@@ -6,8 +6,8 @@
 use std::sync::{Arc, OnceLock};
 
 use futures_util::future::BoxFuture;
+use reqwest::Url;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
-use reqwest::{Response, Url};
 use serde_json::{Map, Value, json};
 use vmcp_proto::era::{
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
@@ -16,7 +16,7 @@ use vmcp_proto::era::{
 use vmcp_proto::{Message, codes, era, jsonrpc, mcp_name, meta::strip_reserved, revision, sse};
 
 use crate::{
-    client::Endpoint,
+    client::{Endpoint, Response},
     connection::Connection,
     error::BackendError,
     handshake::ServerInfo,
@@ -201,7 +201,7 @@ async fn read_answer(
 ) -> Result<Result<Value, BackendError>, WrongEra> {
     let status = resp.status();
     if matches!(status.as_u16(), 401 | 403 | 407 | 408 | 429) || status.is_server_error() {
-        let text = resp.text().await.unwrap_or_default();
+        let text = resp.text_prefix(4096).await;
         return Ok(Err(BackendError::Unavailable(format!(
             "HTTP {status}: {}",
             text.chars().take(200).collect::<String>()
@@ -222,8 +222,7 @@ async fn read_answer(
                 Ok(None) => break,
                 Err(e) => {
                     return Ok(Err(BackendError::Unavailable(format!(
-                        "response stream broke: {}",
-                        describe(&e)
+                        "response stream broke: {e}"
                     ))));
                 }
             };
@@ -252,7 +251,7 @@ async fn read_answer(
                 Ok(Some(c)) if body.len() + c.len() <= MAX_BODY => body.extend_from_slice(&c),
                 Ok(Some(_)) => return Ok(Err(BackendError::Protocol("response too large".into()))),
                 Ok(None) => break,
-                Err(e) => return Ok(Err(BackendError::Unavailable(describe(&e)))),
+                Err(e) => return Ok(Err(BackendError::Unavailable(e))),
             }
         }
         Message::parse(&body).ok()
@@ -317,7 +316,7 @@ pub(crate) async fn probe(
         )));
     }
     let inbound = Inbound::new(crate::inbound::Routes::new(backend), None);
-    match read_answer(backend, resp, 0, None, &inbound).await {
+    match read_answer(backend, resp.into(), 0, None, &inbound).await {
         Ok(Ok(result)) => {
             let modern = result
                 .get("supportedVersions")
