@@ -123,6 +123,14 @@ impl Message {
     /// assert!(matches!(m, Message::Request { ref method, .. } if method == "ping"));
     /// ```
     pub fn parse(bytes: &[u8]) -> Result<Message, ParseError> {
+        // Well-formed messages (nearly all of them) decode straight into the envelope's fields;
+        // anything unusual takes the general path, which owns every error message.
+        if let Some(message) = serde_json::from_slice::<Envelope<'_>>(bytes)
+            .ok()
+            .and_then(Envelope::into_message)
+        {
+            return Ok(message);
+        }
         let value: Value =
             serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
         Self::from_value(value)
@@ -266,6 +274,61 @@ pub fn notification_bytes(method: &str, params: Option<&Value>) -> Vec<u8> {
 }
 
 /// MCP ids are strings or integers; null, fractions, booleans and structures are not ids.
+/// The envelope of a well-formed message, decoded without building a map for it. Present-but-null
+/// fields stay `Some(Value::Null)`, as the general path sees them.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<&'a str>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+impl Envelope<'_> {
+    /// The message, when it is valid; `None` sends it down the general path.
+    fn into_message(self) -> Option<Message> {
+        if self.jsonrpc != Some("2.0") {
+            return None;
+        }
+        match (self.method, self.id) {
+            (Some(Value::String(method)), id) => {
+                let params = match self.params {
+                    None => None,
+                    Some(p @ Value::Object(_)) => Some(p),
+                    Some(_) => return None,
+                };
+                match id {
+                    None => Some(Message::Notification { method, params }),
+                    Some(id) if is_valid_id(&id) => Some(Message::Request { id, method, params }),
+                    Some(_) => None,
+                }
+            }
+            (None, Some(id)) if is_valid_id(&id) || id.is_null() => {
+                match (self.result, self.error) {
+                    (Some(result), None) => Some(Message::Response { id, result }),
+                    (None, Some(error)) => serde_json::from_value(error)
+                        .ok()
+                        .map(|error| Message::Error { id, error }),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
 fn is_valid_id(v: &Value) -> bool {
     match v {
         Value::String(_) => true,

@@ -122,3 +122,43 @@ fn serialisers_round_trip() {
     };
     assert_eq!(Message::parse(&m.to_bytes()).unwrap(), m);
 }
+
+#[test]
+fn the_envelope_fast_path_agrees_with_the_general_path() {
+    let cases = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"n","params":null}"#,
+        r#"{"jsonrpc":"2.0","method":"n","params":[1]}"#,
+        r#"{"jsonrpc":"2.0","method":null,"id":1}"#,
+        r#"{"jsonrpc":"2.0","method":7,"id":1}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]},"extra":true}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":null}"#,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":"x","message":"bad"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"result":1,"error":{"code":1,"message":"m"}}"#,
+        r#"{"jsonrpc":"2.0","id":2}"#,
+        r#"{"jsonrpc":"2.0","result":1}"#,
+        r#"{"jsonrpc":"1.0","id":1,"result":1}"#,
+        r#"{"jsonrpc":"2\u002e0","id":1,"result":1}"#,
+        r#"{"id":1,"result":1}"#,
+        r#"{"jsonrpc":"2.0","id":1,"id":2,"result":1}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":1,"result":2}"#,
+        r#"[{"jsonrpc":"2.0","method":"a"}]"#,
+        r#""text""#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\ud83d\ude00"}}"#,
+    ];
+    for case in cases {
+        let general = serde_json::from_slice::<Value>(case.as_bytes())
+            .map_err(|e| ParseError::Json(e.to_string()))
+            .and_then(Message::from_value);
+        assert_eq!(
+            format!("{:?}", Message::parse(case.as_bytes())),
+            format!("{general:?}"),
+            "{case}"
+        );
+    }
+}
