@@ -58,6 +58,25 @@ impl ServingThreads {
         Ok(Self { handles })
     }
 
+    /// How many serving threads there are.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// Always false: there is at least one serving thread.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.handles.is_empty()
+    }
+
+    /// The runtime of serving thread `index` (modulo their number), to run work that should live
+    /// on a serving thread.
+    #[must_use]
+    pub fn handle(&self, index: usize) -> &Handle {
+        &self.handles[index % self.handles.len()]
+    }
+
     /// Accepts on `listener` and serves `app` until `stop` resolves; returns once every connection
     /// has finished or `drain` has passed since the stop (then `false`).
     pub(crate) async fn serve(

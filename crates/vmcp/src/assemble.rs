@@ -9,19 +9,23 @@ use vmcp_config::{Config, ConflictStrategy, ToolVisibility, Transport};
 use vmcp_core::{
     AggregationPolicy, GatewayOptions, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy,
 };
+use vmcp_server::ServingThreads;
 
 /// The backends of `config`, started (shared stdio backends spawn their process now), with an HTTP
-/// connection pool for each of the `serving_threads`.
+/// connection pool for each serving thread. Each backend's own tasks (a stdio process's pipes) run
+/// on one of the serving threads, dealt round-robin, so calls served there need no thread hop.
 pub(crate) fn backends(
     config: &Config,
-    serving_threads: usize,
+    serving: &ServingThreads,
 ) -> anyhow::Result<Vec<Arc<Backend>>> {
-    let client = vmcp_backend::HttpClient::new(serving_threads)?;
+    let client = vmcp_backend::HttpClient::new(serving.len())?;
     let threshold = config.operational.failure_handling.unhealthy_threshold;
     config
         .backends
         .iter()
-        .map(|b| {
+        .enumerate()
+        .map(|(i, b)| {
+            let _on_serving_thread = serving.handle(i).enter();
             let headers: Vec<(String, String)> = b
                 .headers
                 .iter()

@@ -44,7 +44,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         0 => vmcp_server::default_threads(),
         n => n,
     };
-    let backends = assemble::backends(&config, threads)?;
+    let serving =
+        vmcp_server::ServingThreads::start(threads).context("cannot start serving threads")?;
+    let backends = assemble::backends(&config, &serving)?;
     let gateway = Arc::new(Gateway::new(backends, assemble::gateway_options(&config)));
     gateway.watch();
     let options = ServerOptions {
@@ -84,8 +86,6 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     });
 
-    let serving =
-        vmcp_server::ServingThreads::start(threads).context("cannot start serving threads")?;
     tracing::info!(name = %config.name, backends = config.backends.len(), threads, "vmcp listening on http://{local}/mcp");
     // Tests and scripts read this line to learn the port.
     println!("vmcp listening on http://{local}/mcp");
