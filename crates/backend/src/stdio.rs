@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::{Mutex as AsyncMutex, watch};
+use tokio::sync::{mpsc, watch};
 use vmcp_proto::{Message, jsonrpc, revision};
 
 use crate::{
@@ -31,7 +31,7 @@ const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// The live half of a running child.
 struct Proc {
-    stdin: AsyncMutex<ChildStdin>,
+    stdin: Stdin,
     pending: Pending,
     info: Arc<ServerInfo>,
     pid: Option<u32>,
@@ -112,11 +112,9 @@ impl Connection for StdioConnection {
             let proc = self.ready().await?;
             let _in_flight = self.inbound.track(id, sink);
             let slot = proc.pending.register(id)?;
-            write_line(
-                &proc.stdin,
-                &jsonrpc::request_bytes(&Value::from(id), method, params),
-            )
-            .await?;
+            proc.stdin
+                .write(jsonrpc::request_bytes(&Value::from(id), method, params))
+                .await?;
             slot.wait().await
         })
     }
@@ -128,7 +126,9 @@ impl Connection for StdioConnection {
     ) -> BoxFuture<'a, Result<(), BackendError>> {
         Box::pin(async move {
             let proc = self.ready().await?;
-            write_line(&proc.stdin, &jsonrpc::notification_bytes(method, params)).await
+            proc.stdin
+                .write(jsonrpc::notification_bytes(method, params))
+                .await
         })
     }
 
@@ -163,19 +163,82 @@ impl Drop for StdioConnection {
     }
 }
 
-async fn write_line(stdin: &AsyncMutex<ChildStdin>, bytes: &[u8]) -> Result<(), BackendError> {
-    let mut line = Vec::with_capacity(bytes.len() + 1);
-    line.extend_from_slice(bytes);
-    line.push(b'\n');
-    let mut stdin = stdin.lock().await;
-    stdin
-        .write_all(&line)
-        .await
-        .map_err(|e| BackendError::Exited(format!("cannot write to the process: {e}")))?;
-    stdin
-        .flush()
-        .await
-        .map_err(|e| BackendError::Exited(format!("cannot write to the process: {e}")))
+/// The child's stdin, written by one task so that concurrent callers neither queue on a lock nor
+/// pay a syscall each: whatever lines are waiting go out in one write.
+struct Stdin {
+    lines: mpsc::Sender<StdinCommand>,
+}
+
+enum StdinCommand {
+    Line(Vec<u8>),
+    /// Close stdin (the stdio transport's shutdown signal), after the lines queued before.
+    Close(tokio::sync::oneshot::Sender<()>),
+}
+
+/// Lines queued for the writer at most; callers past that wait (backpressure from a child that
+/// stops reading).
+const STDIN_QUEUE: usize = 1024;
+
+impl Stdin {
+    fn start(backend: String, stdin: ChildStdin) -> Self {
+        let (lines, queue) = mpsc::channel(STDIN_QUEUE);
+        tokio::spawn(write_stdin(backend, stdin, queue));
+        Self { lines }
+    }
+
+    /// Queues one message (without its newline) for the child.
+    async fn write(&self, mut message: Vec<u8>) -> Result<(), BackendError> {
+        message.push(b'\n');
+        self.lines
+            .send(StdinCommand::Line(message))
+            .await
+            .map_err(|_| {
+                BackendError::Exited("cannot write to the process: stdin is closed".into())
+            })
+    }
+
+    /// Closes stdin once the lines queued so far are written.
+    async fn close(&self) {
+        let (done, closed) = tokio::sync::oneshot::channel();
+        if self.lines.send(StdinCommand::Close(done)).await.is_ok() {
+            let _ = closed.await;
+        }
+    }
+}
+
+async fn write_stdin(
+    backend: String,
+    mut stdin: ChildStdin,
+    mut queue: mpsc::Receiver<StdinCommand>,
+) {
+    let mut batch = Vec::new();
+    while let Some(first) = queue.recv().await {
+        let mut close = None;
+        let mut next = Some(first);
+        while let Some(command) = next.take() {
+            match command {
+                StdinCommand::Line(line) => batch.extend_from_slice(&line),
+                StdinCommand::Close(done) => {
+                    close = Some(done);
+                    break;
+                }
+            }
+            next = queue.try_recv().ok();
+        }
+        if !batch.is_empty() {
+            if let Err(e) = stdin.write_all(&batch).await {
+                // The process is going away; the supervisor fails the calls waiting on it.
+                tracing::debug!(%backend, error = %e, "cannot write to the process");
+                return;
+            }
+            batch.clear();
+        }
+        if let Some(done) = close {
+            let _ = stdin.shutdown().await;
+            let _ = done.send(());
+            return;
+        }
+    }
 }
 
 struct Supervisor {
@@ -215,7 +278,7 @@ impl Supervisor {
                         }
                         _ = self.stop.changed() => {
                             pending.close(BackendError::Unavailable("backend stopped".into()));
-                            let _ = proc.stdin.lock().await.shutdown().await;
+                            proc.stdin.close().await;
                             terminate(&mut child).await;
                             true
                         }
@@ -273,9 +336,9 @@ impl Supervisor {
             tokio::spawn(log_stderr(self.backend.clone(), stderr));
         }
         let pending = Pending::default();
-        let stdin = AsyncMutex::new(stdin);
-        // The reader needs to answer the child's own requests, so it shares stdin through a
-        // channel-free path: replies are rare (ping), and go through the same mutex.
+        let stdin = Stdin::start(self.backend.clone(), stdin);
+        // The reader answers the child's own requests (rare: ping, or relayed elicitation) through
+        // a channel, as it does not hold stdin.
         let (reply_tx, mut reply_rx) = tokio::sync::mpsc::channel::<Message>(16);
         tokio::spawn(read_stdout(
             self.backend.clone(),
@@ -288,18 +351,21 @@ impl Supervisor {
         let handshake = async {
             let params = handshake::initialize_params(revision::LATEST_LEGACY);
             let slot = pending.register(0)?;
-            write_line(
-                &stdin,
-                &jsonrpc::request_bytes(&Value::from(0), "initialize", Some(&params)),
-            )
-            .await?;
+            stdin
+                .write(jsonrpc::request_bytes(
+                    &Value::from(0),
+                    "initialize",
+                    Some(&params),
+                ))
+                .await?;
             let result = slot.wait().await?;
             let info = handshake::parse_initialize_result(result)?;
-            write_line(
-                &stdin,
-                &jsonrpc::notification_bytes("notifications/initialized", None),
-            )
-            .await?;
+            stdin
+                .write(jsonrpc::notification_bytes(
+                    "notifications/initialized",
+                    None,
+                ))
+                .await?;
             Ok::<_, BackendError>(info)
         };
         let info = tokio::select! {
@@ -325,7 +391,7 @@ impl Supervisor {
         tokio::spawn(async move {
             while let Some(msg) = reply_rx.recv().await {
                 let Some(proc) = writer.upgrade() else { break };
-                let _ = write_line(&proc.stdin, &msg.to_bytes()).await;
+                let _ = proc.stdin.write(msg.to_bytes()).await;
             }
         });
         Ok((proc, child))
