@@ -15,10 +15,10 @@ mod notify;
 mod ops;
 mod relay;
 mod reply;
+mod serving_threads;
 mod session;
 mod state;
 mod stream;
-mod workers;
 
 use std::sync::Arc;
 
@@ -27,9 +27,9 @@ use axum::routing::get;
 use tokio::net::TcpListener;
 
 pub use guard::OriginPolicy;
+pub use serving_threads::ServingThreads;
 pub use session::SessionStore;
 pub use state::{AppState, ServerOptions};
-pub use workers::ServingThreads;
 
 /// The gateway's HTTP routes.
 pub fn router(state: Arc<AppState>) -> Router {
