@@ -40,9 +40,13 @@ pub(crate) struct Cli {
     /// Idle Legacy sessions opened by the memory scenario.
     #[arg(long)]
     pub(crate) sessions: Option<usize>,
-    /// Length of each of the memory scenario's two identical load runs.
+    /// Length of each of the memory scenario's identical load runs.
     #[arg(long, value_parser = parse_duration)]
     pub(crate) soak: Option<Duration>,
+    /// Identical load runs of the memory scenario (at least 2); a leak grows RSS with every run,
+    /// allocator warm-up only in the first ones.
+    #[arg(long, default_value_t = 2)]
+    pub(crate) load_runs: usize,
     /// Gateway restarts measured for cold session creation.
     #[arg(long)]
     pub(crate) cold_runs: Option<usize>,
@@ -66,7 +70,7 @@ pub(crate) enum Scenario {
     /// 4: tools/list paging through 5,000 aggregated tools.
     #[value(alias = "4")]
     Paging,
-    /// 5: gateway RSS idle, with idle sessions, and across two identical load runs.
+    /// 5: gateway RSS idle, with idle sessions, and across identical load runs.
     #[value(alias = "5")]
     Memory,
 }
@@ -81,6 +85,7 @@ pub(crate) struct Settings {
     pub(crate) repeat: usize,
     pub(crate) sessions: usize,
     pub(crate) soak: Duration,
+    pub(crate) load_runs: usize,
     pub(crate) cold_runs: usize,
     pub(crate) iterations: usize,
     pub(crate) quick: bool,
@@ -117,6 +122,7 @@ impl Cli {
             soak: self
                 .soak
                 .unwrap_or(pick(Duration::from_secs(1), Duration::from_secs(10))),
+            load_runs: self.load_runs.max(2),
             cold_runs: self.cold_runs.unwrap_or(if q { 1 } else { 5 }).max(1),
             iterations: self.iterations.unwrap_or(if q { 10 } else { 200 }).max(1),
             quick: q,

@@ -86,6 +86,7 @@ async fn run(cli: &cli::Cli) -> anyhow::Result<bool> {
             "repeat": settings.repeat,
             "sessions": settings.sessions,
             "soak_s": settings.soak.as_secs_f64(),
+            "load_runs": settings.load_runs,
             "cold_runs": settings.cold_runs,
             "iterations": settings.iterations,
             "quick": settings.quick,

@@ -1,5 +1,5 @@
 //! Scenario 5: the gateway's resident memory idle, with many idle Legacy sessions, and after
-//! each of two identical load runs (growth between them would be a leak).
+//! each of `--load-runs` identical load runs (growth that repeats run after run would be a leak).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,7 +44,7 @@ pub(crate) async fn run(
     };
     let watch = [Watched::new("gateway", gw.pid)];
     let mut after = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..s.load_runs {
         let mut conns = Vec::with_capacity(concurrency);
         for _ in 0..concurrency {
             conns.push(Conn::Http(McpSession::legacy(&gw.url).await?));
@@ -62,7 +62,9 @@ pub(crate) async fn run(
 
     findings.rss_idle_kib = Some(idle);
     findings.bytes_per_session = Some(per_session);
-    let growth = after[1].0 as i64 - after[0].0 as i64;
+    // The last two runs: the most settled pair, and the pair a leak cannot hide in.
+    let last = after.len() - 1;
+    let growth = after[last].0 as i64 - after[last - 1].0 as i64;
     let mb = |kib: u64| format!("{:.1} MB", kib as f64 / 1024.0);
     let mut section = Section::new(
         "memory",
@@ -82,6 +84,10 @@ pub(crate) async fn run(
         ],
     ];
     for (i, (kib, out)) in after.iter().enumerate() {
+        let change = match i.checked_sub(1) {
+            Some(prev) => format!(", {:+} KB", *kib as i64 - after[prev].0 as i64),
+            None => String::new(),
+        };
         section.rows.push(vec![
             format!(
                 "after load run {} ({concurrency} workers, {:?})",
@@ -89,11 +95,11 @@ pub(crate) async fn run(
                 s.soak
             ),
             mb(*kib),
-            format!("{:.0} req/s, {} errors", out.rps, out.errors),
+            format!("{:.0} req/s, {} errors{change}", out.rps, out.errors),
         ]);
     }
     section.rows.push(vec![
-        "growth run 1 -> run 2".into(),
+        format!("growth run {last} -> run {}", last + 1),
         format!("{growth:+} KB"),
         format!("peak (VmHWM) {}", mb(peak)),
     ]);
