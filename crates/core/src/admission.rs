@@ -45,6 +45,11 @@ pub enum Action<'a> {
 pub trait Authorizer: Send + Sync {
     /// True when `identity` may do `action`.
     fn admit(&self, identity: &Identity, action: Action<'_>) -> bool;
+
+    /// True when every identity may do everything, so lists need no per-item check.
+    fn admits_everything(&self) -> bool {
+        false
+    }
 }
 
 /// Admits everything.
@@ -53,6 +58,10 @@ pub struct AllowAll;
 
 impl Authorizer for AllowAll {
     fn admit(&self, _identity: &Identity, _action: Action<'_>) -> bool {
+        true
+    }
+
+    fn admits_everything(&self) -> bool {
         true
     }
 }

@@ -226,6 +226,9 @@ impl Gateway {
         kind: Kind,
         key: &str,
     ) -> Vec<&'c Value> {
+        if self.opts.authorizer.admits_everything() {
+            return items.iter().collect();
+        }
         items
             .iter()
             .filter(|v| {
