@@ -206,12 +206,12 @@ impl Message {
 }
 
 /// Serialises a success response without cloning the result.
-pub fn response_bytes(id: &Value, result: &Value) -> Vec<u8> {
+pub fn response_bytes<T: Serialize + ?Sized>(id: &Value, result: &T) -> Vec<u8> {
     #[derive(Serialize)]
-    struct R<'a> {
+    struct R<'a, T: ?Sized> {
         jsonrpc: &'static str,
         id: &'a Value,
-        result: &'a Value,
+        result: &'a T,
     }
     serde_json::to_vec(&R {
         jsonrpc: "2.0",

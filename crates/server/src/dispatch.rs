@@ -1,6 +1,7 @@
 //! The MCP methods every edge serves the same way: lists (paginated) and calls routed through the
 //! core. Session-specific methods (initialize, logging/setLevel) stay with their edge.
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 use vmcp_backend::CallSink;
 use vmcp_core::{Caller, Catalog, Gateway, Identity};
@@ -31,57 +32,100 @@ impl Ctx<'_> {
     }
 }
 
+/// What a request produced: a value, or a page of a list that borrows the catalog's items (a page of
+/// 1,000 tools is serialised straight from the catalog instead of being copied out of it first).
+pub(crate) enum Reply<'c> {
+    Value(Value),
+    Page(ListPage<'c>),
+}
+
+impl Reply<'_> {
+    /// The reply as a JSON value (a page's items are copied).
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Reply::Value(v) => v,
+            Reply::Page(p) => serde_json::to_value(&p).unwrap_or(Value::Null),
+        }
+    }
+}
+
+impl Serialize for Reply<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Reply::Value(v) => v.serialize(s),
+            Reply::Page(p) => p.serialize(s),
+        }
+    }
+}
+
+/// One page of a list: `{field: [items], nextCursor?}` plus, for Modern clients, the envelope.
+pub(crate) struct ListPage<'c> {
+    field: &'static str,
+    items: Vec<&'c Value>,
+    next: Option<String>,
+    envelope: Map<String, Value>,
+}
+
+impl ListPage<'_> {
+    /// Adds the envelope's fields (`resultType`, cache hints, `_meta`) next to the items.
+    pub(crate) fn with_envelope(mut self, envelope: Map<String, Value>) -> Self {
+        self.envelope = envelope;
+        self
+    }
+}
+
+impl Serialize for ListPage<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry(self.field, &self.items)?;
+        if let Some(next) = &self.next {
+            map.serialize_entry("nextCursor", next)?;
+        }
+        for (k, v) in &self.envelope {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
 /// Serves one request.
-pub(crate) async fn dispatch(
+pub(crate) async fn dispatch<'c>(
     gw: &Gateway,
-    ctx: &Ctx<'_>,
+    ctx: &Ctx<'c>,
     method: &str,
     params: Option<Value>,
-) -> Result<Value, Failure> {
+) -> Result<Reply<'c>, Failure> {
     let params = params.unwrap_or_else(|| Value::Object(Map::new()));
-    match method {
-        "ping" => Ok(json!({})),
-        "tools/list" => page(
-            ctx,
-            &params,
-            "tools",
-            gw.list_tools(ctx.identity, ctx.catalog),
-        ),
-        "resources/list" => page(
-            ctx,
-            &params,
-            "resources",
-            gw.list_resources(ctx.identity, ctx.catalog),
-        ),
-        "resources/templates/list" => page(
-            ctx,
-            &params,
-            "resourceTemplates",
-            gw.list_templates(ctx.identity, ctx.catalog),
-        ),
-        "prompts/list" => page(
-            ctx,
-            &params,
-            "prompts",
-            gw.list_prompts(ctx.identity, ctx.catalog),
-        ),
-        "tools/call" => Ok(plain(
-            gw.call_tool(&ctx.caller(), ctx.catalog, params).await?,
-        )),
-        "resources/read" => Ok(plain(
-            gw.read_resource(&ctx.caller(), ctx.catalog, params).await?,
-        )),
-        "prompts/get" => Ok(plain(
-            gw.get_prompt(&ctx.caller(), ctx.catalog, params).await?,
-        )),
-        "completion/complete" => Ok(plain(
-            gw.complete(&ctx.caller(), ctx.catalog, params).await?,
-        )),
-        _ => Err(Failure::rpc(
-            codes::METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
-        )),
-    }
+    let value = match method {
+        "ping" => json!({}),
+        "tools/list" => {
+            let items = gw.list_tools(ctx.identity, ctx.catalog);
+            return page(ctx, &params, "tools", items).map(Reply::Page);
+        }
+        "resources/list" => {
+            let items = gw.list_resources(ctx.identity, ctx.catalog);
+            return page(ctx, &params, "resources", items).map(Reply::Page);
+        }
+        "resources/templates/list" => {
+            let items = gw.list_templates(ctx.identity, ctx.catalog);
+            return page(ctx, &params, "resourceTemplates", items).map(Reply::Page);
+        }
+        "prompts/list" => {
+            let items = gw.list_prompts(ctx.identity, ctx.catalog);
+            return page(ctx, &params, "prompts", items).map(Reply::Page);
+        }
+        "tools/call" => plain(gw.call_tool(&ctx.caller(), ctx.catalog, params).await?),
+        "resources/read" => plain(gw.read_resource(&ctx.caller(), ctx.catalog, params).await?),
+        "prompts/get" => plain(gw.get_prompt(&ctx.caller(), ctx.catalog, params).await?),
+        "completion/complete" => plain(gw.complete(&ctx.caller(), ctx.catalog, params).await?),
+        _ => {
+            return Err(Failure::rpc(
+                codes::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            ));
+        }
+    };
+    Ok(Reply::Value(value))
 }
 
 /// A backend result without the 2026-07-28 envelope fields, so a session-based client sees the
@@ -99,12 +143,12 @@ fn plain(mut result: Value) -> Value {
 }
 
 /// One page of a list (items sorted by key), with `nextCursor` while more remain.
-pub(crate) fn page(
+pub(crate) fn page<'c>(
     ctx: &Ctx<'_>,
     params: &Value,
-    field: &str,
-    items: Vec<&Value>,
-) -> Result<Value, Failure> {
+    field: &'static str,
+    items: Vec<&'c Value>,
+) -> Result<ListPage<'c>, Failure> {
     let key_name = match field {
         "resources" => "uri",
         "resourceTemplates" => "uriTemplate",
@@ -130,20 +174,44 @@ pub(crate) fn page(
         from.as_ref(),
         ctx.page_size,
     );
-    let mut out = Map::with_capacity(2);
-    out.insert(
-        field.to_string(),
-        Value::Array(items.iter().map(|v| (*v).clone()).collect()),
-    );
-    if let Some(next) = next {
-        out.insert(
-            "nextCursor".into(),
-            Value::String(cursor::encode(field, &next)),
-        );
-    }
-    Ok(Value::Object(out))
+    Ok(ListPage {
+        field,
+        items: items.to_vec(),
+        next: next.map(|n| cursor::encode(field, &n)),
+        envelope: Map::new(),
+    })
 }
 
 fn key_of<'v>(v: &&'v Value, key: &str) -> &'v str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_serialises_its_borrowed_items_cursor_and_envelope() {
+        let items = [json!({"name": "a", "x": 1}), json!({"name": "b"})];
+        let page = ListPage {
+            field: "tools",
+            items: items.iter().collect(),
+            next: Some("cur".into()),
+            envelope: Map::new(),
+        };
+        assert_eq!(
+            serde_json::to_value(&page).unwrap(),
+            json!({"tools": [{"name": "a", "x": 1}, {"name": "b"}], "nextCursor": "cur"})
+        );
+        let envelope = json!({"resultType": "complete", "ttlMs": 0, "_meta": {"k": true}});
+        let Value::Object(envelope) = envelope else {
+            unreachable!()
+        };
+        let stamped = Reply::Page(page.with_envelope(envelope)).into_value();
+        assert_eq!(
+            stamped,
+            json!({"tools": [{"name": "a", "x": 1}, {"name": "b"}], "nextCursor": "cur",
+                   "resultType": "complete", "ttlMs": 0, "_meta": {"k": true}})
+        );
+    }
 }

@@ -14,6 +14,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use vmcp_backend::CallSink;
@@ -130,7 +131,13 @@ pub(crate) async fn post(
     }
 }
 
-type Answer = Result<(Value, Value), (Value, Failure)>;
+/// A request's id and its serialised result, or its id and failure.
+type Answer = Result<(Value, Box<RawValue>), (Value, Failure)>;
+
+/// `result` serialised once, so a list page is written from the catalog without being copied.
+fn raw(result: &impl serde::Serialize) -> Box<RawValue> {
+    serde_json::value::to_raw_value(result).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
 
 /// Handles one message within a session; None when it needs no answer.
 async fn handle(state: &AppState, session: &Arc<Session>, msg: Message) -> Option<Answer> {
@@ -142,9 +149,11 @@ async fn handle(state: &AppState, session: &Arc<Session>, msg: Message) -> Optio
                     codes::INVALID_REQUEST,
                     "initialize is only valid as the first message, without a session",
                 )),
-                "logging/setLevel" => set_level(state, session, params.as_ref()),
+                "logging/setLevel" => set_level(state, session, params.as_ref()).map(|v| raw(&v)),
                 "resources/subscribe" | "resources/unsubscribe" => {
-                    subscription(state, session, &method, params.as_ref()).await
+                    subscription(state, session, &method, params.as_ref())
+                        .await
+                        .map(|v| raw(&v))
                 }
                 _ => {
                     let catalog = session.catalog();
@@ -155,7 +164,9 @@ async fn handle(state: &AppState, session: &Arc<Session>, msg: Message) -> Optio
                         page_size: state.options.page_size,
                         sink: None,
                     };
-                    dispatch::dispatch(&state.gateway, &ctx, &method, params).await
+                    dispatch::dispatch(&state.gateway, &ctx, &method, params)
+                        .await
+                        .map(|r| raw(&r))
                 }
             };
             Some(outcome.map(|r| (id.clone(), r)).map_err(|f| (id, f)))

@@ -12,7 +12,7 @@ use vmcp_core::Identity;
 use vmcp_proto::{ErrorObject, codes, era, jsonrpc, param_headers, revision};
 
 use crate::{
-    dispatch::{self, Ctx},
+    dispatch::{self, Ctx, Reply},
     envelope,
     errors::Failure,
     listen,
@@ -56,7 +56,7 @@ pub(crate) async fn serve(
     let outcome = match method.as_str() {
         "server/discover" => discover(&state, &identity).await,
         "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
-            list(&state, &identity, &method, params).await
+            return list(&state, &identity, &id, &method, params).await;
         }
         "subscriptions/listen" => return listen::serve(state, id, params).await,
         // Removed in 2026-07-28; answered leniently, as the reference gateway does.
@@ -149,13 +149,18 @@ fn respond(
     }
 }
 
+/// A list page, stamped with the envelope and written straight from the catalog.
 async fn list(
     state: &AppState,
     identity: &Identity,
+    id: &Value,
     method: &str,
     params: Value,
-) -> Result<Value, Failure> {
-    let catalog = state.gateway.catalog(identity).await?;
+) -> Response {
+    let catalog = match state.gateway.catalog(identity).await {
+        Ok(c) => c,
+        Err(e) => return reply::failure(Format::Json, id, &modern_failure(e.into())),
+    };
     let ctx = Ctx {
         identity,
         catalog: &catalog,
@@ -163,7 +168,17 @@ async fn list(
         page_size: state.options.page_size,
         sink: None,
     };
-    dispatch::dispatch(&state.gateway, &ctx, method, Some(params)).await
+    match dispatch::dispatch(&state.gateway, &ctx, method, Some(params)).await {
+        Ok(Reply::Page(page)) => {
+            let envelope = match envelope::stamp(method, json!({}), &state.options.name) {
+                Value::Object(fields) => fields,
+                _ => Map::new(),
+            };
+            reply::result(Format::Json, id, &page.with_envelope(envelope))
+        }
+        Ok(Reply::Value(result)) => respond(state, id, method, Ok(result)),
+        Err(f) => respond(state, id, method, Err(f)),
+    }
 }
 
 /// `server/discover`: versions, and capability flags computed after admission (a kind is

@@ -3,6 +3,7 @@
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
+use serde::Serialize;
 use serde_json::Value;
 use vmcp_proto::{ErrorObject, jsonrpc, sse};
 
@@ -56,7 +57,7 @@ pub(crate) fn message(status: StatusCode, format: Format, bytes: Vec<u8>) -> Res
 }
 
 /// A success response for request `id`.
-pub(crate) fn result(format: Format, id: &Value, result: &Value) -> Response {
+pub(crate) fn result(format: Format, id: &Value, result: &(impl Serialize + ?Sized)) -> Response {
     message(StatusCode::OK, format, jsonrpc::response_bytes(id, result))
 }
 

@@ -248,7 +248,9 @@ pub(crate) async fn serve(
                     page_size: state.options.page_size,
                     sink: Some(&sink),
                 };
-                dispatch::dispatch(&state.gateway, &ctx, &method, params).await
+                dispatch::dispatch(&state.gateway, &ctx, &method, params)
+                    .await
+                    .map(dispatch::Reply::into_value)
             }
             .await;
             if let Some(s) = session {
