@@ -179,6 +179,12 @@ enum StdinCommand {
 /// stops reading).
 const STDIN_QUEUE: usize = 1024;
 
+/// Largest write buffer kept between bursts.
+const MAX_KEPT_BATCH: usize = 1 << 20;
+
+/// How long closing stdin may wait for queued lines to be written.
+const CLOSE_WAIT: Duration = Duration::from_secs(1);
+
 impl Stdin {
     fn start(backend: String, stdin: ChildStdin) -> Self {
         let (lines, queue) = mpsc::channel(STDIN_QUEUE);
@@ -197,12 +203,16 @@ impl Stdin {
             })
     }
 
-    /// Closes stdin once the lines queued so far are written.
+    /// Closes stdin once the lines queued so far are written. A child that stopped reading
+    /// cannot hold this up for long: the caller goes on to terminate it.
     async fn close(&self) {
         let (done, closed) = tokio::sync::oneshot::channel();
-        if self.lines.send(StdinCommand::Close(done)).await.is_ok() {
-            let _ = closed.await;
-        }
+        let _ = tokio::time::timeout(CLOSE_WAIT, async {
+            if self.lines.send(StdinCommand::Close(done)).await.is_ok() {
+                let _ = closed.await;
+            }
+        })
+        .await;
     }
 }
 
@@ -232,6 +242,10 @@ async fn write_stdin(
                 return;
             }
             batch.clear();
+            // Keep a normal buffer around, not the one a rare huge message grew.
+            if batch.capacity() > MAX_KEPT_BATCH {
+                batch = Vec::new();
+            }
         }
         if let Some(done) = close {
             let _ = stdin.shutdown().await;
