@@ -201,7 +201,7 @@ impl Post {
                 .send()
                 .await
                 .map(Response::General)
-                .map_err(|e| crate::http::describe(&e)),
+                .map_err(|e| crate::error::describe(&e)),
             Self::Pooled {
                 pool,
                 headers,
@@ -246,7 +246,7 @@ impl Response {
     /// The next piece of the body (`None` at its end); `Err` describes a broken transfer.
     pub(crate) async fn chunk(&mut self) -> Result<Option<Bytes>, String> {
         match self {
-            Self::General(r) => r.chunk().await.map_err(|e| crate::http::describe(&e)),
+            Self::General(r) => r.chunk().await.map_err(|e| crate::error::describe(&e)),
             Self::Pooled(r) => loop {
                 match r.body_mut().frame().await {
                     None => return Ok(None),
@@ -256,7 +256,7 @@ impl Response {
                         }
                         // Trailers carry nothing we use.
                     }
-                    Some(Err(e)) => return Err(crate::h1_pool::describe(&e)),
+                    Some(Err(e)) => return Err(crate::error::describe(&e)),
                 }
             },
         }

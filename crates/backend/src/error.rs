@@ -34,3 +34,16 @@ impl BackendError {
         !matches!(self, BackendError::Rpc(_))
     }
 }
+
+/// A transport error with its causes, for messages and logs. (reqwest and hyper never print header
+/// values, so no secret leaks.)
+pub(crate) fn describe(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}

@@ -21,6 +21,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
 use crate::client::current_slot;
+use crate::error::describe;
 
 type Sender = SendRequest<Full<Bytes>>;
 
@@ -197,18 +198,6 @@ impl Drop for PooledBody {
             self.release();
         }
     }
-}
-
-/// A hyper error with its causes.
-pub(crate) fn describe(e: &hyper::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
 }
 
 #[cfg(test)]

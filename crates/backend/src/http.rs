@@ -13,7 +13,7 @@ use vmcp_proto::{Message, jsonrpc, revision, sse};
 use crate::{
     client::{Endpoint, Post, Response},
     connection::Connection,
-    error::BackendError,
+    error::{BackendError, describe},
     handshake::{self, ServerInfo},
     inbound::{Channel, Inbound},
     sink::CallSink,
@@ -387,18 +387,6 @@ async fn read_limited(mut resp: Response) -> Result<Vec<u8>, BackendError> {
         body.extend_from_slice(&chunk);
     }
     Ok(body)
-}
-
-/// A reqwest error with its causes (reqwest never prints header values, so no secret leaks).
-pub(crate) fn describe(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
 }
 
 /// Everything needed to POST one message into an established backend session, detached from the

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use vmcp_proto::{Message, revision, sse};
 
 use crate::{
-    http::describe,
+    error::describe,
     inbound::{Channel, Inbound},
     modern::modern_body,
 };

@@ -12,8 +12,8 @@ use vmcp_proto::{Message, jsonrpc, revision, sse};
 use crate::{
     connection::Connection,
     error::BackendError,
+    error::describe,
     handshake::{self, ServerInfo},
-    http::describe,
     inbound::{Channel, Inbound},
     pending::Pending,
     sink::CallSink,
