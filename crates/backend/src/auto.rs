@@ -47,18 +47,20 @@ impl AutoConnection {
         headers: HeaderMap,
         inbound: Arc<Inbound>,
     ) -> Self {
+        // Both revisions reach the same URL, so they share its connections.
+        let endpoint = client.endpoint(url.clone());
         Self {
             legacy: HttpConnection::new(
                 backend,
                 client.clone(),
-                url.clone(),
+                endpoint.clone(),
                 headers.clone(),
                 inbound.clone(),
             ),
             modern: ModernConnection::new(
                 backend,
                 client.clone(),
-                url.clone(),
+                endpoint,
                 headers.clone(),
                 inbound,
             ),

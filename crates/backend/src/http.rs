@@ -4,8 +4,8 @@
 use std::sync::{Arc, RwLock};
 
 use futures_util::future::BoxFuture;
+use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
-use reqwest::{StatusCode, Url};
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
 use vmcp_proto::{Message, jsonrpc, revision, sse};
@@ -63,14 +63,14 @@ impl HttpConnection {
     pub(crate) fn new(
         backend: &str,
         client: crate::HttpClient,
-        url: Url,
+        endpoint: Endpoint,
         headers: HeaderMap,
         inbound: Arc<Inbound>,
     ) -> Self {
         Self {
             backend: backend.to_string(),
             inbound,
-            endpoint: client.endpoint(url),
+            endpoint,
             client,
             headers,
             session: RwLock::new(None),

@@ -64,20 +64,20 @@ impl ModernConnection {
     pub(crate) fn new(
         backend: &str,
         client: crate::HttpClient,
-        url: Url,
+        endpoint: Endpoint,
         headers: HeaderMap,
         inbound: Arc<Inbound>,
     ) -> Self {
         let listener = Listener::new(
             backend,
             client.clone(),
-            url.clone(),
+            endpoint.url().clone(),
             headers.clone(),
             inbound.clone(),
         );
         Self {
             backend: backend.to_string(),
-            endpoint: client.endpoint(url),
+            endpoint,
             client,
             headers,
             listener,
