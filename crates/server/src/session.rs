@@ -189,16 +189,22 @@ impl Session {
 
     /// Whether a `notifications/message` with these params passes the client's level.
     pub(crate) fn wants_log(&self, params: Option<&Value>) -> bool {
-        let level = params
-            .and_then(|p| p.get("level"))
-            .and_then(Value::as_str)
-            .unwrap_or("info");
-        LOG_LEVELS
-            .iter()
-            .position(|l| *l == level)
-            .unwrap_or(LOG_LEVELS.len())
-            >= self.log_level()
+        log_passes(params, self.log_level())
     }
+}
+
+/// Whether a `notifications/message` with these params is at or above level `min` (an index into
+/// [`LOG_LEVELS`]); a message without a level counts as `info`, an unknown level passes.
+pub(crate) fn log_passes(params: Option<&Value>, min: usize) -> bool {
+    let level = params
+        .and_then(|p| p.get("level"))
+        .and_then(Value::as_str)
+        .unwrap_or("info");
+    LOG_LEVELS
+        .iter()
+        .position(|l| *l == level)
+        .unwrap_or(LOG_LEVELS.len())
+        >= min
 }
 
 /// All live sessions.

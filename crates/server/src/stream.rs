@@ -26,7 +26,7 @@ use crate::{
     errors::Failure,
     relay::{self, Out},
     reply::{self, Format},
-    session::{LOG_LEVELS, Session},
+    session::{self, LOG_LEVELS, Session},
     state::AppState,
 };
 
@@ -71,18 +71,9 @@ impl ModernAudience {
             CallEvent::Notification { method, mut params } => {
                 let wanted = match method.as_str() {
                     "notifications/progress" => true,
-                    "notifications/message" => self.log_level.is_some_and(|min| {
-                        let level = params
-                            .as_ref()
-                            .and_then(|p| p.get("level"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("info");
-                        LOG_LEVELS
-                            .iter()
-                            .position(|l| *l == level)
-                            .unwrap_or(LOG_LEVELS.len())
-                            >= min
-                    }),
+                    "notifications/message" => self
+                        .log_level
+                        .is_some_and(|min| session::log_passes(params.as_ref(), min)),
                     // Only request-scoped notifications belong on a Modern response stream.
                     _ => false,
                 };
