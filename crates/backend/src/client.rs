@@ -17,6 +17,12 @@ use reqwest::{IntoUrl, RequestBuilder, StatusCode, Url};
 use crate::error::BackendError;
 use crate::h1_pool::{H1Pool, PooledBody};
 
+/// MCP's request headers, as names that need no parsing or allocation per request.
+pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(crate) const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(crate) const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+pub(crate) const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
+
 thread_local! {
     /// This thread's pool slot: 0 for threads that are not serving threads.
     static SLOT: Cell<usize> = const { Cell::new(0) };
@@ -241,6 +247,14 @@ impl Response {
             Self::Pooled(r) => r.headers(),
             Self::General(r) => r.headers(),
         }
+    }
+
+    /// Whether the answer is an SSE stream (rather than one JSON body).
+    pub(crate) fn is_event_stream(&self) -> bool {
+        self.headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.as_bytes().get(..17))
+            .is_some_and(|t| t.eq_ignore_ascii_case(b"text/event-stream"))
     }
 
     /// The next piece of the body (`None` at its end); `Err` describes a broken transfer.

@@ -11,7 +11,7 @@ use tokio::sync::Mutex as AsyncMutex;
 use vmcp_proto::{Message, jsonrpc, revision, sse};
 
 use crate::{
-    client::{Endpoint, Post, Response},
+    client::{Endpoint, Post, Response, SESSION_HEADER, VERSION_HEADER},
     connection::Connection,
     error::{BackendError, describe},
     handshake::{self, ServerInfo},
@@ -19,8 +19,6 @@ use crate::{
     sink::CallSink,
 };
 
-const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
 /// Largest JSON body we read from a backend.
 const MAX_BODY: usize = 64 * 1024 * 1024;
 
@@ -189,13 +187,7 @@ impl HttpConnection {
         let Some(id) = id else {
             return Ok(Outcome::Accepted);
         };
-        let ctype = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if ctype.starts_with("text/event-stream") {
+        if resp.is_event_stream() {
             return self
                 .read_stream(resp, id, session, sink)
                 .await

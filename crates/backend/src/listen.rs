@@ -163,8 +163,8 @@ async fn run(target: Arc<Target>, filter: Arc<Mutex<Filter>>, mut changed: watch
             .headers(target.headers.clone())
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
-            .header("mcp-protocol-version", revision::MODERN)
-            .header("mcp-method", "subscriptions/listen")
+            .header(crate::client::VERSION_HEADER, revision::MODERN)
+            .header(crate::client::METHOD_HEADER, "subscriptions/listen")
             .body(body)
             .send()
             .await;

@@ -16,7 +16,7 @@ use vmcp_proto::era::{
 use vmcp_proto::{Message, codes, era, jsonrpc, mcp_name, meta::strip_reserved, revision, sse};
 
 use crate::{
-    client::{Endpoint, Response},
+    client::{Endpoint, METHOD_HEADER, NAME_HEADER, Response, VERSION_HEADER},
     connection::Connection,
     error::BackendError,
     error::describe,
@@ -133,8 +133,8 @@ impl ModernConnection {
             .headers(&self.headers)
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
-            .header("mcp-protocol-version", revision::MODERN)
-            .header("mcp-method", method);
+            .header(VERSION_HEADER, revision::MODERN)
+            .header(METHOD_HEADER, method);
         if method == "tools/call"
             && let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str)
         {
@@ -152,7 +152,7 @@ impl ModernConnection {
                 "name"
             };
             if let Some(name) = params.and_then(|p| p.get(key)).and_then(Value::as_str) {
-                req = req.header("mcp-name", mcp_name::encode(name));
+                req = req.header(NAME_HEADER, mcp_name::encode(name));
             }
         }
         req.send(body).await.map_err(BackendError::Unavailable)
@@ -208,13 +208,7 @@ async fn read_answer(
             text.chars().take(200).collect::<String>()
         ))));
     }
-    let ctype = resp
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let answer = if ctype.starts_with("text/event-stream") {
+    let answer = if resp.is_event_stream() {
         let mut parser = sse::Parser::default();
         let mut found = None;
         'read: loop {
@@ -301,8 +295,8 @@ pub(crate) async fn probe(
     let resp = with_headers(client.post(url.clone()), headers)
         .header(ACCEPT, "application/json, text/event-stream")
         .header(CONTENT_TYPE, "application/json")
-        .header("mcp-protocol-version", revision::MODERN)
-        .header("mcp-method", "server/discover")
+        .header(VERSION_HEADER, revision::MODERN)
+        .header(METHOD_HEADER, "server/discover")
         .body(body)
         .send()
         .await;
