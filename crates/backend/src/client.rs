@@ -17,6 +17,9 @@ use reqwest::{IntoUrl, RequestBuilder, StatusCode, Url};
 use crate::error::BackendError;
 use crate::h1_pool::{H1Pool, PooledBody};
 
+/// Largest JSON body read from a backend.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
 /// MCP's request headers, as names that need no parsing or allocation per request.
 pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 pub(crate) const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -274,6 +277,24 @@ impl Response {
                 }
             },
         }
+    }
+
+    /// The whole body, refused past [`MAX_BODY`] bytes.
+    pub(crate) async fn read_body(mut self) -> Result<Vec<u8>, BackendError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = self
+            .chunk()
+            .await
+            .map_err(|e| BackendError::Unavailable(format!("response body broke: {e}")))?
+        {
+            if body.len() + chunk.len() > MAX_BODY {
+                return Err(BackendError::Protocol(format!(
+                    "response larger than {MAX_BODY} bytes"
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
     }
 
     /// The start of the body as text, for error messages (at most `limit` bytes read).

@@ -19,9 +19,6 @@ use crate::{
     sink::CallSink,
 };
 
-/// Largest JSON body we read from a backend.
-const MAX_BODY: usize = 64 * 1024 * 1024;
-
 struct HttpSession {
     id: Option<HeaderValue>,
     version: HeaderValue,
@@ -193,7 +190,7 @@ impl HttpConnection {
                 .await
                 .map(Outcome::Answer);
         }
-        let body = read_limited(resp).await?;
+        let body = resp.read_body().await?;
         match Message::parse(&body) {
             Ok(msg) => Ok(Outcome::Answer(answer_for(id, msg))),
             Err(e) => Err(BackendError::Protocol(format!(
@@ -362,23 +359,6 @@ pub(crate) fn answer_for(id: i64, msg: Message) -> Result<Value, BackendError> {
                 .collect::<String>()
         ))),
     }
-}
-
-async fn read_limited(mut resp: Response) -> Result<Vec<u8>, BackendError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = resp
-        .chunk()
-        .await
-        .map_err(|e| BackendError::Unavailable(format!("response body broke: {e}")))?
-    {
-        if body.len() + chunk.len() > MAX_BODY {
-            return Err(BackendError::Protocol(format!(
-                "response larger than {MAX_BODY} bytes"
-            )));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
 }
 
 /// Everything needed to POST one message into an established backend session, detached from the

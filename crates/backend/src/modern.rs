@@ -28,9 +28,6 @@ use crate::{
     sink::CallSink,
 };
 
-/// Largest response body read from a backend.
-const MAX_BODY: usize = 64 * 1024 * 1024;
-
 /// What a `server/discover` probe says about a backend.
 #[derive(Debug)]
 pub(crate) enum Probe {
@@ -240,16 +237,10 @@ async fn read_answer(
         }
         found
     } else {
-        let mut body = Vec::new();
-        loop {
-            match resp.chunk().await {
-                Ok(Some(c)) if body.len() + c.len() <= MAX_BODY => body.extend_from_slice(&c),
-                Ok(Some(_)) => return Ok(Err(BackendError::Protocol("response too large".into()))),
-                Ok(None) => break,
-                Err(e) => return Ok(Err(BackendError::Unavailable(e))),
-            }
+        match resp.read_body().await {
+            Ok(body) => Message::parse(&body).ok(),
+            Err(e) => return Ok(Err(e)),
         }
-        Message::parse(&body).ok()
     };
     match answer {
         Some(Message::Response { id: rid, result }) if rid.as_i64() == Some(id) => {
