@@ -1,9 +1,15 @@
-//! A Streamable HTTP backend whose revision is found out rather than assumed: a `server/discover`
-//! probe first, then MCP 2026-07-28 if it says so, session-based MCP otherwise. The verdict is
-//! cached; an inconclusive probe (auth, overload, outage) is not, so a passing fault never pins the
-//! wrong revision. A backend that refuses a Modern request as a session-based server would (before
-//! running it) is reclassified and the request sent again that way; a request that may already have
-//! run is never sent again.
+//! A Streamable HTTP backend whose revisions are found out rather than assumed, and spoken to in
+//! the client's revision whenever it serves that one.
+//!
+//! What it serves is learnt without extra round trips on the hot path: one `server/discover` probe
+//! (its `supportedVersions`), then whether the session-based `initialize` succeeds when a
+//! session-based client first needs it. A 2025-11-25 client is then served over a session-based
+//! hop (mid-call requests relayed, subscriptions forwarded, as for a Legacy-only backend) and a
+//! 2026-07-28 client over a stateless one; bridging between revisions is only for backends that
+//! serve one. The verdict is cached; an inconclusive probe (auth, overload, outage) is not, so a
+//! passing fault never pins the wrong revision. A backend that refuses a request in a way that shows
+//! the verdict wrong, before running it, is reclassified and the request sent again the other
+//! way; a request that may already have run is never sent again.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,7 +32,29 @@ use crate::{
     sink::CallSink,
 };
 
-/// Either revision, chosen per backend.
+/// The revisions a backend serves, as far as known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Served {
+    /// It serves 2026-07-28.
+    modern: bool,
+    /// It serves a session-based revision; None until something says (then it is tried).
+    legacy: Option<bool>,
+}
+
+impl Served {
+    /// The hop for a client speaking `client` (None: the gateway's own requests, which prefer the
+    /// stateless revision: nothing to open or keep).
+    fn hop(self, client: Option<Era>) -> Era {
+        let legacy = self.legacy != Some(false);
+        match client {
+            Some(Era::Legacy) if legacy => Era::Legacy,
+            _ if self.modern => Era::Modern,
+            _ => Era::Legacy,
+        }
+    }
+}
+
+/// Either revision, chosen per backend and per client.
 pub(crate) struct AutoConnection {
     backend: String,
     client: crate::HttpClient,
@@ -34,7 +62,7 @@ pub(crate) struct AutoConnection {
     headers: HeaderMap,
     legacy: HttpConnection,
     modern: ModernConnection,
-    era: Mutex<Option<Era>>,
+    served: Mutex<Option<Served>>,
     probing: AsyncMutex<()>,
     refuted: AtomicBool,
 }
@@ -68,54 +96,143 @@ impl AutoConnection {
             client,
             url,
             headers,
-            era: Mutex::new(None),
+            served: Mutex::new(None),
             probing: AsyncMutex::new(()),
             refuted: AtomicBool::new(false),
         }
     }
 
-    fn cached(&self) -> Option<Era> {
-        *self.era.lock().unwrap_or_else(|p| p.into_inner())
+    fn cached(&self) -> Option<Served> {
+        *self.served.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn remember(&self, era: Era) {
-        let mut cur = self.era.lock().unwrap_or_else(|p| p.into_inner());
-        if *cur != Some(era) {
-            tracing::info!(backend = %self.backend, ?era, "backend MCP revision classified");
+    fn remember(&self, served: Served) {
+        let mut cur = self.served.lock().unwrap_or_else(|p| p.into_inner());
+        if *cur != Some(served) {
+            tracing::info!(backend = %self.backend, modern = served.modern, legacy = ?served.legacy, "backend MCP revisions classified");
         }
-        *cur = Some(era);
+        *cur = Some(served);
     }
 
-    /// Forgets the verdict and probes again; true when the backend now classifies Modern.
+    /// Records whether the session-based handshake works (refused: session-based clients are
+    /// bridged to 2026-07-28).
+    fn legacy_served(&self, served: bool) {
+        if let Some(mut s) = self.cached()
+            && s.legacy != Some(served)
+        {
+            s.legacy = Some(served);
+            self.remember(s);
+        }
+    }
+
+    /// Forgets the verdict and probes again; true when the backend now serves 2026-07-28.
     async fn reprobe(&self) -> bool {
-        *self.era.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        self.era().await == Era::Modern
+        *self.served.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.served().await.modern
     }
 
-    async fn era(&self) -> Era {
-        if let Some(e) = self.cached() {
-            return e;
+    async fn served(&self) -> Served {
+        if let Some(s) = self.cached() {
+            return s;
         }
         let _one = self.probing.lock().await;
-        if let Some(e) = self.cached() {
-            return e;
+        if let Some(s) = self.cached() {
+            return s;
         }
         match modern::probe(&self.backend, &self.client, &self.url, &self.headers).await {
-            Probe::Modern(info) => {
+            Probe::Modern { info, legacy } => {
                 self.modern.set_info(info);
-                self.remember(Era::Modern);
-                Era::Modern
+                let s = Served {
+                    modern: true,
+                    legacy,
+                };
+                self.remember(s);
+                s
             }
             Probe::Legacy => {
-                self.remember(Era::Legacy);
-                Era::Legacy
+                let s = Served {
+                    modern: false,
+                    legacy: Some(true),
+                };
+                self.remember(s);
+                s
             }
             Probe::Inconclusive(e) => {
                 tracing::debug!(backend = %self.backend, error = %e, "revision probe inconclusive; using the session-based revision for now");
-                Era::Legacy
+                Served {
+                    modern: false,
+                    legacy: None,
+                }
             }
         }
     }
+
+    /// Sends a request over the session-based hop, correcting the verdict in band: a backend that
+    /// refuses the handshake itself (no session came of it, so nothing ran) is spoken to in
+    /// 2026-07-28 from then on, the request included; one that negotiates 2026-07-28 in it is
+    /// probed again.
+    async fn legacy_request(
+        &self,
+        id: i64,
+        method: &str,
+        params: Option<&Value>,
+        sink: Option<&CallSink>,
+    ) -> Result<Value, BackendError> {
+        let outcome = self.legacy.request(id, method, params, sink).await;
+        let opened = self.legacy.server_info();
+        if opened.is_some() {
+            self.legacy_served(true);
+        }
+        // A handshake refused as a 2026-07-28-only server refuses it (the method is gone, or the
+        // version unsupported) started no session, so nothing ran.
+        let refused_handshake = opened.is_none()
+            && matches!(&outcome, Err(BackendError::Rpc(e))
+                if e.code == codes::METHOD_NOT_FOUND || e.code == codes::UNSUPPORTED_PROTOCOL_VERSION);
+        if refused_handshake {
+            let modern = self.cached().is_some_and(|s| s.modern) || self.reprobe().await;
+            if !modern {
+                return outcome;
+            }
+            self.legacy_served(false);
+            return self.modern_request(id, method, params, sink).await;
+        }
+        // A session negotiated at 2026-07-28 (an odd server): probe again, once.
+        if opened.is_some_and(|i| i.protocol_version == revision::MODERN)
+            && !self.refuted.swap(true, Ordering::Relaxed)
+        {
+            self.reprobe().await;
+        }
+        outcome
+    }
+
+    /// Sends a request over the stateless hop; one refused as a session-based server would refuse
+    /// it (before running it) reclassifies the backend and goes the session-based way.
+    async fn modern_request(
+        &self,
+        id: i64,
+        method: &str,
+        params: Option<&Value>,
+        sink: Option<&CallSink>,
+    ) -> Result<Value, BackendError> {
+        match self.modern.call(id, method, params, sink).await {
+            Ok(r) => r,
+            Err(WrongEra) => {
+                self.remember(Served {
+                    modern: false,
+                    legacy: Some(true),
+                });
+                self.legacy.request(id, method, params, sink).await
+            }
+        }
+    }
+}
+
+/// Methods only the session-based revision has: whoever asks, they go over that hop.
+fn session_only(method: &str) -> bool {
+    matches!(
+        method,
+        "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe"
+    )
 }
 
 impl Connection for AutoConnection {
@@ -126,52 +243,50 @@ impl Connection for AutoConnection {
         params: Option<&'a Value>,
         sink: Option<&'a CallSink>,
     ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        let era = sink.and_then(|s| s.client().era);
+        self.request_for(era, id, method, params, sink)
+    }
+
+    fn request_for<'a>(
+        &'a self,
+        client: Option<Era>,
+        id: i64,
+        method: &'a str,
+        params: Option<&'a Value>,
+        sink: Option<&'a CallSink>,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
         Box::pin(async move {
-            if self.era().await == Era::Legacy {
-                let outcome = self.legacy.request(id, method, params, sink).await;
-                // Corrected in band: a backend that refuses the handshake itself (no session came
-                // of it, so nothing ran) or negotiates 2026-07-28 in it is probed again.
-                let refused_handshake = matches!(&outcome, Err(BackendError::Rpc(e)) if e.code == codes::METHOD_NOT_FOUND)
-                    && self.legacy.server_info().is_none();
-                let negotiated_modern = self
-                    .legacy
-                    .server_info()
-                    .is_some_and(|i| i.protocol_version == revision::MODERN);
-                // A hint the probe refuted once is not chased on every call.
-                let hinted = refused_handshake
-                    || (negotiated_modern && !self.refuted.swap(true, Ordering::Relaxed));
-                if !hinted {
-                    return outcome;
-                }
-                let now_modern = self.reprobe().await;
-                // Only a refused handshake means nothing ran: only then is the request sent again.
-                if !(now_modern && refused_handshake) {
-                    return outcome;
-                }
-            }
-            match self.modern.call(id, method, params, sink).await {
-                Ok(r) => r,
-                Err(WrongEra) => {
-                    self.remember(Era::Legacy);
-                    self.legacy.request(id, method, params, sink).await
-                }
+            let client = if session_only(method) {
+                Some(Era::Legacy)
+            } else {
+                client
+            };
+            match self.served().await.hop(client) {
+                Era::Legacy => self.legacy_request(id, method, params, sink).await,
+                Era::Modern => self.modern_request(id, method, params, sink).await,
             }
         })
     }
 
     fn watch_resource<'a>(
         &'a self,
+        client: Option<Era>,
         id: i64,
         uri: &'a str,
         on: bool,
     ) -> BoxFuture<'a, Result<(), BackendError>> {
         Box::pin(async move {
-            match self.era().await {
+            match self.served().await.hop(client) {
+                // 2026-07-28 has no resources/subscribe: the URI joins the listen stream's filter.
                 Era::Modern => {
                     self.modern.watch_resource(uri, on);
                     Ok(())
                 }
-                Era::Legacy => self.legacy.watch_resource(id, uri, on).await,
+                Era::Legacy => {
+                    self.legacy
+                        .watch_resource(Some(Era::Legacy), id, uri, on)
+                        .await
+                }
             }
         })
     }
@@ -182,16 +297,20 @@ impl Connection for AutoConnection {
         params: Option<&'a Value>,
     ) -> BoxFuture<'a, Result<(), BackendError>> {
         Box::pin(async move {
-            match self.cached() {
-                Some(Era::Modern) => Ok(()),
-                _ => self.legacy.notify(method, params).await,
+            // Notifications (cancellation, roots changes) only mean something to a session; the
+            // stateless hop cancels by closing the request's stream. Request ids are unique per
+            // backend, so a cancellation of a stateless request is ignored by the session.
+            if self.legacy.server_info().is_some() || self.cached().is_none_or(|s| !s.modern) {
+                self.legacy.notify(method, params).await
+            } else {
+                Ok(())
             }
         })
     }
 
     fn ready(&self) -> BoxFuture<'_, Result<Arc<ServerInfo>, BackendError>> {
         Box::pin(async move {
-            match self.era().await {
+            match self.served().await.hop(None) {
                 Era::Modern => self.modern.ready().await,
                 Era::Legacy => self.legacy.ready().await,
             }
@@ -200,12 +319,69 @@ impl Connection for AutoConnection {
 
     fn server_info(&self) -> Option<Arc<ServerInfo>> {
         match self.cached() {
-            Some(Era::Modern) => self.modern.server_info(),
+            Some(s) if s.modern => self.modern.server_info(),
             _ => self.legacy.server_info(),
         }
     }
 
+    fn revisions(&self) -> Vec<String> {
+        let Some(s) = self.cached() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if s.modern {
+            out.push(revision::MODERN.to_string());
+        }
+        match (self.legacy.server_info(), s.legacy) {
+            (Some(i), _) if i.protocol_version != revision::MODERN => {
+                out.push(i.protocol_version.clone());
+            }
+            // Known to serve sessions, none opened yet: the revision the gateway asks for.
+            (_, Some(true)) => out.push(revision::LATEST_LEGACY.to_string()),
+            _ => {}
+        }
+        out
+    }
+
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move { self.legacy.shutdown().await })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_client_gets_its_own_revision_when_the_backend_serves_both() {
+        let both = Served {
+            modern: true,
+            legacy: Some(true),
+        };
+        assert_eq!(both.hop(Some(Era::Legacy)), Era::Legacy);
+        assert_eq!(both.hop(Some(Era::Modern)), Era::Modern);
+        assert_eq!(both.hop(None), Era::Modern, "the gateway's own requests");
+        // Not known yet whether it serves sessions: a session-based client tries the handshake.
+        let unknown = Served {
+            modern: true,
+            legacy: None,
+        };
+        assert_eq!(unknown.hop(Some(Era::Legacy)), Era::Legacy);
+    }
+
+    #[test]
+    fn a_backend_serving_one_revision_is_bridged_for_the_other() {
+        let modern_only = Served {
+            modern: true,
+            legacy: Some(false),
+        };
+        assert_eq!(modern_only.hop(Some(Era::Legacy)), Era::Modern);
+        assert_eq!(modern_only.hop(None), Era::Modern);
+        let legacy_only = Served {
+            modern: false,
+            legacy: Some(true),
+        };
+        assert_eq!(legacy_only.hop(Some(Era::Modern)), Era::Legacy);
+        assert_eq!(legacy_only.hop(None), Era::Legacy);
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde_json::{Value, json};
+use vmcp_proto::era::Era;
 
 use crate::{
     auto::AutoConnection,
@@ -119,8 +120,11 @@ pub struct BackendStatus {
     pub transport: &'static str,
     /// Its health.
     pub health: Health,
-    /// The MCP revision negotiated with it, once known.
+    /// The MCP revision negotiated with it, once known (for discovery, when it serves several).
     pub mcp_revision: Option<String>,
+    /// Every revision it is known to serve, newest first: a client is served in its own revision
+    /// when the backend serves it.
+    pub mcp_revisions: Vec<String>,
     /// Live connections (processes, for stdio).
     pub connections: usize,
 }
@@ -243,13 +247,15 @@ impl Backend {
     }
 
     /// Sends a request on behalf of client session `session` (None: the gateway's own, e.g.
-    /// discovery) and waits for the result, at most the backend's timeout.
+    /// discovery), whose client speaks `era` (None: unknown, or the gateway's own request), and
+    /// waits for the result, at most the backend's timeout.
     ///
     /// # Errors
     /// The backend's own JSON-RPC error, or why no answer came.
     pub async fn request(
         &self,
         session: Option<&str>,
+        era: Option<Era>,
         method: &str,
         params: Option<&Value>,
         sink: Option<&CallSink>,
@@ -270,9 +276,9 @@ impl Backend {
             }
             _ => None,
         };
-        let mut outcome = self.run(&conn, id, method, params, sink).await;
-        if let Some(sink) = sink.filter(|s| s.client().relays_requests) {
-            outcome = self.bridge(&conn, method, params, sink, outcome).await;
+        let mut outcome = self.run(&conn, era, id, method, params, sink).await;
+        if let Some(sink) = sink.filter(|s| s.client().relays_requests()) {
+            outcome = self.bridge(&conn, era, method, params, sink, outcome).await;
         }
         match &outcome {
             Err(BackendError::Cancelled) => {}
@@ -288,6 +294,7 @@ impl Backend {
     async fn bridge(
         &self,
         conn: &Arc<dyn Connection>,
+        era: Option<Era>,
         method: &str,
         params: Option<&Value>,
         sink: &CallSink,
@@ -322,7 +329,9 @@ impl Backend {
                 }
             }
             let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-            outcome = self.run(conn, id, method, Some(&retry), Some(sink)).await;
+            outcome = self
+                .run(conn, era, id, method, Some(&retry), Some(sink))
+                .await;
         }
         Err(BackendError::Protocol(format!(
             "the backend still asked for input after {MAX_ROUNDS} rounds"
@@ -335,6 +344,7 @@ impl Backend {
     async fn run(
         &self,
         conn: &Arc<dyn Connection>,
+        era: Option<Era>,
         id: i64,
         method: &str,
         params: Option<&Value>,
@@ -344,7 +354,7 @@ impl Backend {
         let started = tokio::time::Instant::now();
         let hard_limit = started + timeout * MAX_EXTENSION;
         let mut deadline = started + timeout;
-        let call = conn.request(id, method, params, sink);
+        let call = conn.request_for(era, id, method, params, sink);
         tokio::pin!(call);
         let cancelled = async {
             match sink {
@@ -380,19 +390,22 @@ impl Backend {
         Err(outcome)
     }
 
-    /// Starts or stops watching `uri` for updates, on behalf of `session`.
+    /// Starts or stops watching `uri` for updates, on behalf of `session`, whose client speaks
+    /// `era`.
     ///
     /// # Errors
     /// The backend's refusal, or why it could not be reached.
     pub async fn watch_resource(
         &self,
         session: Option<&str>,
+        era: Option<Era>,
         uri: &str,
         on: bool,
     ) -> Result<(), BackendError> {
         let conn = self.connection(session)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        match tokio::time::timeout(self.spec.timeout, conn.watch_resource(id, uri, on)).await {
+        let watch = conn.watch_resource(era, id, uri, on);
+        match tokio::time::timeout(self.spec.timeout, watch).await {
             Ok(r) => r,
             Err(_) => Err(BackendError::Timeout(self.spec.timeout)),
         }
@@ -438,6 +451,15 @@ impl Backend {
             (Some(c), _) => c.server_info(),
             (None, Some(pool)) => pool.any().and_then(|c| c.server_info()),
             _ => None,
+        }
+    }
+
+    /// Every revision the backend is known to serve, newest first.
+    pub fn revisions(&self) -> Vec<String> {
+        match (&self.shared, &self.pool) {
+            (Some(c), _) => c.revisions(),
+            (None, Some(pool)) => pool.any().map(|c| c.revisions()).unwrap_or_default(),
+            _ => Vec::new(),
         }
     }
 
@@ -491,6 +513,7 @@ impl Backend {
             transport: self.spec.transport.name(),
             health: self.health.get(),
             mcp_revision: self.server_info().map(|i| i.protocol_version.clone()),
+            mcp_revisions: self.revisions(),
             connections,
         }
     }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
+use vmcp_proto::era::Era;
 
 use crate::{error::BackendError, handshake::ServerInfo, sink::CallSink};
 
@@ -20,14 +21,30 @@ pub trait Connection: Send + Sync {
         sink: Option<&'a CallSink>,
     ) -> BoxFuture<'a, Result<Value, BackendError>>;
 
-    /// Starts (`on`) or stops watching `uri` for `notifications/resources/updated`; `id` is the
-    /// request id to use if that takes a request.
+    /// Like [`Connection::request`], for a client speaking `client` (None: the gateway's own
+    /// request). A connection that can speak both revisions uses the client's.
+    fn request_for<'a>(
+        &'a self,
+        client: Option<Era>,
+        id: i64,
+        method: &'a str,
+        params: Option<&'a Value>,
+        sink: Option<&'a CallSink>,
+    ) -> BoxFuture<'a, Result<Value, BackendError>> {
+        let _ = client;
+        self.request(id, method, params, sink)
+    }
+
+    /// Starts (`on`) or stops watching `uri` for `notifications/resources/updated` on behalf of a
+    /// client speaking `client`; `id` is the request id to use if that takes a request.
     fn watch_resource<'a>(
         &'a self,
+        client: Option<Era>,
         id: i64,
         uri: &'a str,
         on: bool,
     ) -> BoxFuture<'a, Result<(), BackendError>> {
+        let _ = client;
         Box::pin(async move {
             let method = if on {
                 "resources/subscribe"
@@ -53,6 +70,13 @@ pub trait Connection: Send + Sync {
 
     /// What the backend said at initialize, once the handshake has happened.
     fn server_info(&self) -> Option<Arc<ServerInfo>>;
+
+    /// The revisions the backend is known to serve, newest first (empty until known).
+    fn revisions(&self) -> Vec<String> {
+        self.server_info()
+            .map(|i| vec![i.protocol_version.clone()])
+            .unwrap_or_default()
+    }
 
     /// Ends the connection: closes the session or stops and reaps the process.
     fn shutdown(&self) -> BoxFuture<'_, ()>;

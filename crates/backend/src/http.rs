@@ -19,6 +19,13 @@ use crate::{
     sink::CallSink,
 };
 
+/// Reconnection time when a backend closes a response stream without saying (`retry:`).
+const DEFAULT_RETRY_MS: u64 = 1000;
+/// Longest reconnection time honoured, so a backend cannot park a request for hours.
+const MAX_RETRY_MS: u64 = 30_000;
+/// Reconnections in a row that bring no event before the request is given up.
+const MAX_QUIET_RESUMES: u32 = 5;
+
 struct HttpSession {
     id: Option<HeaderValue>,
     version: HeaderValue,
@@ -176,6 +183,15 @@ impl HttpConnection {
         }
         if !status.is_success() {
             let text = resp.text_prefix(4096).await;
+            // A client error carrying a JSON-RPC error is the backend's answer (a 2026-07-28-only
+            // server refuses the handshake with -32601 at 404); auth and overload stay transport
+            // failures.
+            if status.is_client_error()
+                && !matches!(status.as_u16(), 401 | 403 | 407 | 408 | 429)
+                && let Ok(Message::Error { error, .. }) = Message::parse(text.as_bytes())
+            {
+                return Ok(Outcome::Answer(Err(BackendError::Rpc(error))));
+            }
             let snippet: String = text.chars().take(200).collect();
             return Err(BackendError::Unavailable(format!(
                 "HTTP {status}: {snippet}"
@@ -208,19 +224,47 @@ impl HttpConnection {
         sink: Option<&CallSink>,
     ) -> Result<Result<Value, BackendError>, BackendError> {
         let mut parser = sse::Parser::default();
+        let mut quiet_resumes = 0;
         loop {
-            let chunk = resp
-                .chunk()
-                .await
-                .map_err(|e| BackendError::Unavailable(format!("response stream broke: {e}")))?;
-            let Some(chunk) = chunk else {
-                return Err(BackendError::Protocol(
-                    "response stream ended without an answer".into(),
-                ));
+            let chunk = match resp.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                // The stream ended (or broke) before the answer. A backend that gave its events
+                // ids may have closed the connection on purpose, to be polled (2025-11-25
+                // transports, SEP-1699): resume it with GET and Last-Event-ID after the `retry`
+                // time it asked for. Nothing is sent again: the request may be running.
+                end => {
+                    let (Some(s), Some(last)) = (session, parser.last_event_id()) else {
+                        return Err(match end {
+                            Err(e) => {
+                                BackendError::Unavailable(format!("response stream broke: {e}"))
+                            }
+                            Ok(_) => BackendError::Protocol(
+                                "response stream ended without an answer".into(),
+                            ),
+                        });
+                    };
+                    quiet_resumes += 1;
+                    if quiet_resumes > MAX_QUIET_RESUMES {
+                        return Err(BackendError::Protocol(format!(
+                            "response stream closed {MAX_QUIET_RESUMES} times in a row without an event"
+                        )));
+                    }
+                    let wait = parser
+                        .retry_ms()
+                        .unwrap_or(DEFAULT_RETRY_MS)
+                        .min(MAX_RETRY_MS);
+                    tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+                    resp = s.poster.resume(last).await?;
+                    parser.reconnected();
+                    continue;
+                }
             };
             let events = parser
                 .try_feed(&chunk)
                 .map_err(|_| BackendError::Protocol("SSE line too long".into()))?;
+            if !events.is_empty() {
+                quiet_resumes = 0;
+            }
             for ev in events {
                 if ev.data.is_empty() {
                     continue;
@@ -393,6 +437,32 @@ impl Poster {
             post = post.header(SESSION_HEADER, id.clone());
         }
         post
+    }
+
+    /// Resumes a response stream the backend closed: GET with `Last-Event-ID`.
+    async fn resume(&self, last_event_id: &str) -> Result<Response, BackendError> {
+        let last = HeaderValue::from_str(last_event_id)
+            .map_err(|_| BackendError::Protocol("unusable SSE event id".into()))?;
+        let resp = self
+            .request(self.client.get(self.endpoint.url().clone()))
+            .header(ACCEPT, "text/event-stream")
+            .header("last-event-id", last)
+            .send()
+            .await
+            .map_err(|e| {
+                BackendError::Unavailable(format!(
+                    "cannot resume the response stream: {}",
+                    describe(&e)
+                ))
+            })?;
+        let resp = Response::from(resp);
+        if !resp.status().is_success() || !resp.is_event_stream() {
+            return Err(BackendError::Unavailable(format!(
+                "cannot resume the response stream: HTTP {}",
+                resp.status()
+            )));
+        }
+        Ok(resp)
     }
 
     /// Sends one message (an answer to the backend's request); the outcome only matters to logs.

@@ -31,8 +31,15 @@ use crate::{
 /// What a `server/discover` probe says about a backend.
 #[derive(Debug)]
 pub(crate) enum Probe {
-    /// It serves 2026-07-28.
-    Modern(ServerInfo),
+    /// It serves 2026-07-28; `legacy` is Some(true) when the answer lists a session-based revision
+    /// too. Nothing else can be read from it: servers that serve both (the Python SDK's, for one)
+    /// list only 2026-07-28, so whether the handshake works is learnt by trying it.
+    Modern {
+        /// What it said about itself.
+        info: ServerInfo,
+        /// Whether it also serves a session-based revision.
+        legacy: Option<bool>,
+    },
     /// It does not (or only answers like a session-based server).
     Legacy,
     /// The answer says nothing about the revision (auth, overload, outage): do not remember it.
@@ -302,56 +309,72 @@ pub(crate) async fn probe(
         )));
     }
     let inbound = Inbound::new(crate::inbound::Routes::new(backend), None);
+    let modern_info = || ServerInfo {
+        protocol_version: revision::MODERN.to_string(),
+        ..Default::default()
+    };
     match read_answer(backend, resp.into(), 0, None, &inbound).await {
         Ok(Ok(result)) => {
-            let modern = result
-                .get("supportedVersions")
-                .and_then(Value::as_array)
-                .is_some_and(|v| v.iter().any(|x| x == revision::MODERN));
-            if !modern {
+            let Some(versions) = supported(result.get("supportedVersions")) else {
                 return Probe::Legacy;
+            };
+            Probe::Modern {
+                legacy: versions.legacy,
+                info: ServerInfo {
+                    protocol_version: revision::MODERN.to_string(),
+                    capabilities: result
+                        .get("capabilities")
+                        .cloned()
+                        .unwrap_or_else(|| json!({})),
+                    implementation: result
+                        .get("_meta")
+                        .and_then(|m| m.get(META_SERVER_INFO))
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                    instructions: result
+                        .get("instructions")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                },
             }
-            Probe::Modern(ServerInfo {
-                protocol_version: revision::MODERN.to_string(),
-                capabilities: result
-                    .get("capabilities")
-                    .cloned()
-                    .unwrap_or_else(|| json!({})),
-                implementation: result
-                    .get("_meta")
-                    .and_then(|m| m.get(META_SERVER_INFO))
-                    .cloned()
-                    .unwrap_or(Value::Null),
-                instructions: result
-                    .get("instructions")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-            })
         }
         Ok(Err(BackendError::Rpc(e))) => match e.code {
-            codes::HEADER_MISMATCH | codes::MISSING_CLIENT_CAPABILITY => {
-                Probe::Modern(ServerInfo {
-                    protocol_version: revision::MODERN.to_string(),
-                    ..Default::default()
-                })
-            }
-            codes::UNSUPPORTED_PROTOCOL_VERSION
-                if e.data
-                    .as_ref()
-                    .and_then(|d| d.get("supported"))
-                    .and_then(Value::as_array)
-                    .is_some_and(|v| v.iter().any(|x| x == revision::MODERN)) =>
-            {
-                Probe::Modern(ServerInfo {
-                    protocol_version: revision::MODERN.to_string(),
-                    ..Default::default()
-                })
+            codes::HEADER_MISMATCH | codes::MISSING_CLIENT_CAPABILITY => Probe::Modern {
+                info: modern_info(),
+                legacy: None,
+            },
+            codes::UNSUPPORTED_PROTOCOL_VERSION => {
+                match supported(e.data.as_ref().and_then(|d| d.get("supported"))) {
+                    Some(v) => Probe::Modern {
+                        info: modern_info(),
+                        legacy: v.legacy,
+                    },
+                    None => Probe::Legacy,
+                }
             }
             _ => Probe::Legacy,
         },
         Ok(Err(e @ BackendError::Unavailable(_))) => Probe::Inconclusive(e),
         Ok(Err(_)) | Err(_) => Probe::Legacy,
     }
+}
+
+/// What a `supportedVersions` list says, when it includes 2026-07-28 (None otherwise).
+struct Supported {
+    /// Some(true) when it also lists a session-based revision; None when it does not say.
+    legacy: Option<bool>,
+}
+
+fn supported(versions: Option<&Value>) -> Option<Supported> {
+    let versions = versions?.as_array()?;
+    let listed = |v: &str| versions.iter().any(|x| x == v);
+    listed(revision::MODERN).then(|| Supported {
+        legacy: revision::LEGACY_VERSIONS
+            .iter()
+            .chain([&revision::HTTP_SSE_VERSION])
+            .any(|v| listed(v))
+            .then_some(true),
+    })
 }
 
 impl Connection for ModernConnection {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
+use vmcp_proto::era::Era;
 use vmcp_proto::{ErrorObject, codes};
 
 /// Something a backend sent during a request.
@@ -31,18 +32,26 @@ pub enum CallEvent {
     },
 }
 
-/// What the backend side may know about the client behind a request: what it can answer, and
-/// which logs it wants. Forwarded to 2026-07-28 backends in the request's `_meta`.
+/// What the backend side may know about the client behind a request: its revision, what it can
+/// answer, and which logs it wants. Forwarded to 2026-07-28 backends in the request's `_meta`.
 #[derive(Debug, Clone, Default)]
 pub struct ClientView {
     /// The client's declared capabilities (elicitation, sampling, roots, ...).
     pub capabilities: Arc<Value>,
     /// The minimum log level the client wants, if it asked for logs.
     pub log_level: Option<&'static str>,
+    /// The revision family the client speaks (None: unknown, e.g. the gateway's own requests). A
+    /// backend serving both revisions is spoken to in the client's.
+    pub era: Option<Era>,
+}
+
+impl ClientView {
     /// Whether server-to-client requests can be relayed to the client while the request runs
     /// (Legacy sessions). When false, a 2026-07-28 backend's `input_required` result is passed
     /// back to the client as it is.
-    pub relays_requests: bool,
+    pub fn relays_requests(&self) -> bool {
+        self.era == Some(Era::Legacy)
+    }
 }
 
 /// The sending half, held by the backend side while a request runs (cheap to clone).

@@ -90,7 +90,9 @@ async fn list_all(
     let mut seen = HashSet::new();
     for _ in 0..MAX_PAGES {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-        let mut result = backend.request(None, method, params.as_ref(), None).await?;
+        let mut result = backend
+            .request(None, None, method, params.as_ref(), None)
+            .await?;
         match result.get_mut(field).map(Value::take) {
             Some(Value::Array(page)) => items.extend(page),
             Some(Value::Null) | None => {}

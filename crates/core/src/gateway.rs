@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use vmcp_backend::{Backend, CallSink};
+use vmcp_proto::era::Era;
 use vmcp_proto::meta::strip_reserved;
 
 use crate::{
@@ -28,7 +29,12 @@ pub struct Caller<'a> {
     pub session: Option<&'a str>,
     /// Receives progress, logs and server-to-client requests of the call.
     pub sink: Option<&'a CallSink>,
+    /// The revision family the client speaks: a backend serving both is spoken to in it.
+    pub era: Option<Era>,
 }
+
+/// A forwarded resource subscription: (backend, connection, revision hop, URI).
+pub(crate) type SubscriptionKey = (String, String, Option<Era>, String);
 
 /// The backends' last answers, kept so one backend's change re-queries only that backend.
 pub(crate) type Answers = (Vec<BackendCapabilities>, Vec<(String, String)>);
@@ -69,7 +75,7 @@ pub struct Gateway {
     pub(crate) refresh: tokio::sync::Mutex<()>,
     ready: AtomicBool,
     pub(crate) notices: broadcast::Sender<GatewayNotice>,
-    pub(crate) subscriptions: Mutex<std::collections::HashMap<(String, String, String), usize>>,
+    pub(crate) subscriptions: Mutex<std::collections::HashMap<SubscriptionKey, usize>>,
     pub(crate) watchers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
@@ -384,7 +390,13 @@ impl Gateway {
         let b = self.backend(backend)?;
         strip_reserved(&mut params);
         let mut result = b
-            .request(caller.session, method, Some(&params), caller.sink)
+            .request(
+                caller.session,
+                caller.era,
+                method,
+                Some(&params),
+                caller.sink,
+            )
             .await
             .map_err(|error| CoreError::Backend {
                 backend: backend.to_string(),
@@ -422,6 +434,7 @@ impl Gateway {
             if let Err(e) = b
                 .request(
                     conn,
+                    Some(Era::Legacy),
                     "logging/setLevel",
                     Some(&json!({"level": level})),
                     None,

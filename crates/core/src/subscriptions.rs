@@ -5,7 +5,7 @@
 use crate::{
     catalog::Catalog,
     error::CoreError,
-    gateway::{Caller, Gateway},
+    gateway::{Caller, Gateway, SubscriptionKey},
 };
 
 impl Gateway {
@@ -28,7 +28,10 @@ impl Gateway {
         };
         if first {
             let b = self.backend(&backend)?;
-            if let Err(error) = b.watch_resource(caller.session, uri, true).await {
+            if let Err(error) = b
+                .watch_resource(caller.session, caller.era, uri, true)
+                .await
+            {
                 self.release(&key);
                 return Err(CoreError::Backend { backend, error });
             }
@@ -49,7 +52,7 @@ impl Gateway {
         let (backend, key) = self.subscription_key(caller, catalog, uri)?;
         if self.release(&key) {
             let b = self.backend(&backend)?;
-            b.watch_resource(caller.session, uri, false)
+            b.watch_resource(caller.session, caller.era, uri, false)
                 .await
                 .map_err(|error| CoreError::Backend { backend, error })?;
         }
@@ -57,7 +60,7 @@ impl Gateway {
     }
 
     /// Decrements; true when that was the last subscriber.
-    fn release(&self, key: &(String, String, String)) -> bool {
+    fn release(&self, key: &SubscriptionKey) -> bool {
         let mut subs = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
         match subs.get_mut(key) {
             Some(n) if *n > 1 => {
@@ -77,7 +80,7 @@ impl Gateway {
         caller: &Caller<'_>,
         catalog: &Catalog,
         uri: &str,
-    ) -> Result<(String, (String, String, String)), CoreError> {
+    ) -> Result<(String, SubscriptionKey), CoreError> {
         let backend = catalog
             .resource_backend(uri)
             .ok_or_else(|| CoreError::UnknownResource(uri.to_string()))?;
@@ -85,7 +88,9 @@ impl Gateway {
             return Err(CoreError::Denied("read"));
         }
         let b = self.backend(backend)?;
-        // A shared connection is subscribed once for everyone; a per-session one per session.
+        // A shared connection is subscribed once for everyone (per revision hop: a backend serving
+        // both gets session-based and 2026-07-28 subscriptions over their own hops); a per-session
+        // one per session.
         let conn = if b.is_per_session() {
             caller.session.unwrap_or_default().to_string()
         } else {
@@ -93,7 +98,7 @@ impl Gateway {
         };
         Ok((
             backend.to_string(),
-            (backend.to_string(), conn, uri.to_string()),
+            (backend.to_string(), conn, caller.era, uri.to_string()),
         ))
     }
 }

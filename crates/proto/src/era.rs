@@ -1,11 +1,13 @@
 //! Which revision a client request speaks, decided per request: Legacy (session-based, up to
 //! 2025-11-25) or Modern (2026-07-28, stateless). Also the Modern request's header/body checks.
 //!
-//! The order of checks, and the error each failure gets, follow the reference gateway: `initialize`
-//! is always Legacy; a Modern signal is `MCP-Protocol-Version: 2026-07-28` or any of the
-//! `protocolVersion`/`clientInfo`/`clientCapabilities` reserved `_meta` keys; the body's version is
-//! checked before the header comparison; then capabilities, then the mirrored headers. Every
-//! rejection is HTTP 400.
+//! The order of checks and the error each failure gets follow the 2026-07-28 spec and the official
+//! conformance suite (where the reference gateway differs, docs/spec-differences.md says how): a
+//! Modern signal is `MCP-Protocol-Version: 2026-07-28` or any of the
+//! `protocolVersion`/`clientInfo`/`clientCapabilities` reserved `_meta` keys; `initialize` is Legacy
+//! unless its `_meta` carries a protocol version (a 2026-07-28 client calling a removed method); a
+//! missing required `_meta` field is -32602; the header is compared with the body's version before
+//! that version is checked; then the mirrored headers. Every rejection is HTTP 400.
 
 use serde_json::{Map, Value, json};
 
@@ -25,7 +27,7 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The revision family of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Era {
     /// Session-based (initialize, Mcp-Session-Id).
     Legacy,
@@ -97,11 +99,11 @@ pub fn names_a_target(method: &str) -> bool {
 /// # Errors
 /// A [`Rejection`] (HTTP 400) for a malformed Modern request.
 pub fn classify(req: &RequestView<'_>) -> Result<Era, Rejection> {
-    if req.method == "initialize" {
+    let has = |k: &str| req.meta.is_some_and(|m| m.contains_key(k));
+    if req.method == "initialize" && !has(META_PROTOCOL_VERSION) {
         return Ok(Era::Legacy);
     }
-    let header = req.version_header.filter(|h| !h.is_empty());
-    let has = |k: &str| req.meta.is_some_and(|m| m.contains_key(k));
+    let header = req.version_header.map(trim_ows).filter(|h| !h.is_empty());
     let signalled = header == Some(revision::MODERN)
         || has(META_PROTOCOL_VERSION)
         || has(META_CLIENT_INFO)
@@ -118,36 +120,23 @@ pub fn classify(req: &RequestView<'_>) -> Result<Era, Rejection> {
         return match header {
             // An explicit non-Modern header outranks stray reserved keys.
             Some(h) if h != revision::MODERN => Ok(Era::Legacy),
-            Some(h) => Err(mismatch_version(h, "")),
-            None => Err(reject(
-                codes::INVALID_PARAMS,
-                format!(
-                    "request carries a Modern signal but no valid {META_PROTOCOL_VERSION} in _meta"
-                ),
-                None,
-            )),
+            _ => Err(missing_field(META_PROTOCOL_VERSION, "a string")),
         };
     };
-    if version != revision::MODERN {
-        return Err(unsupported_version(version, &revision::ALL_VERSIONS));
-    }
     if let Some(h) = header
         && h != version
     {
         return Err(mismatch_version(h, version));
+    }
+    if version != revision::MODERN {
+        return Err(unsupported_version(version, &revision::ALL_VERSIONS));
     }
     if !req
         .meta
         .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
         .is_some_and(Value::is_object)
     {
-        return Err(reject(
-            codes::MISSING_CLIENT_CAPABILITY,
-            format!(
-                "request _meta is missing required client capabilities: {META_CLIENT_CAPABILITIES} must be an object"
-            ),
-            Some(json!({"requiredCapabilities": {}})),
-        ));
+        return Err(missing_field(META_CLIENT_CAPABILITIES, "an object"));
     }
     if header.is_none() {
         return Err(reject(
@@ -156,9 +145,14 @@ pub fn classify(req: &RequestView<'_>) -> Result<Era, Rejection> {
             Some(json!({"header": "MCP-Protocol-Version"})),
         ));
     }
-    check_header("Mcp-Method", req.mcp_method, Some(req.method), true)?;
+    check_header(
+        "Mcp-Method",
+        req.mcp_method.map(trim_ows),
+        Some(req.method),
+        true,
+    )?;
     if names_a_target(req.method) {
-        let decoded = match req.mcp_name {
+        let decoded = match req.mcp_name.map(trim_ows) {
             None | Some("") => None,
             Some(raw) => Some(mcp_name::decode(raw).ok_or_else(|| {
                 reject(
@@ -171,6 +165,21 @@ pub fn classify(req: &RequestView<'_>) -> Result<Era, Rejection> {
         check_header("Mcp-Name", decoded.as_deref(), req.name, true)?;
     }
     Ok(Era::Modern)
+}
+
+/// A header value without the optional whitespace around it, which HTTP field parsing excludes
+/// (RFC 9110 section 5.5).
+fn trim_ows(value: &str) -> &str {
+    value.trim_matches([' ', '\t'])
+}
+
+/// A required per-request `_meta` field is absent or of the wrong type: the request is malformed.
+fn missing_field(key: &str, expected: &str) -> Rejection {
+    reject(
+        codes::INVALID_PARAMS,
+        format!("request _meta is missing {key} (required: {expected})"),
+        Some(json!({"missing": key})),
+    )
 }
 
 fn mismatch_version(header: &str, body: &str) -> Rejection {

@@ -43,6 +43,13 @@ pub struct Parser {
     buf: Vec<u8>,
     current: Event,
     has_data: bool,
+    /// The `id:` buffer, which persists across events (an event without `id:` keeps the last).
+    id_buffer: Option<String>,
+    /// The last event id of the stream, committed at each event boundary (even one with no data,
+    /// such as a priming event).
+    last_event_id: Option<String>,
+    /// The reconnection time the server asked for with `retry:`, in milliseconds.
+    retry_ms: Option<u64>,
 }
 
 /// Upper bound on one buffered line, so a peer that never sends a newline cannot grow memory.
@@ -53,6 +60,24 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 pub struct LineTooLong;
 
 impl Parser {
+    /// The stream's last event id (what a client sends as `Last-Event-ID` to resume it).
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_event_id.as_deref()
+    }
+
+    /// The reconnection time the server asked for (`retry:`), in milliseconds.
+    pub fn retry_ms(&self) -> Option<u64> {
+        self.retry_ms
+    }
+
+    /// Continues on a new connection to the same stream (after a reconnect): a partial line of
+    /// the old connection is dropped; the last event id and reconnection time are kept.
+    pub fn reconnected(&mut self) {
+        self.buf.clear();
+        self.current = Event::default();
+        self.has_data = false;
+    }
+
     /// Feeds a chunk and returns the events it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
         self.try_feed(chunk).unwrap_or_default()
@@ -86,6 +111,7 @@ impl Parser {
 
     fn line(&mut self, line: &str) -> Option<Event> {
         if line.is_empty() {
+            self.last_event_id.clone_from(&self.id_buffer);
             if !self.has_data {
                 self.current = Event::default();
                 return None;
@@ -109,7 +135,14 @@ impl Parser {
                 self.current.data.push_str(value);
                 self.has_data = true;
             }
-            "id" => self.current.id = Some(value.to_string()),
+            // An id with NUL is ignored (WHATWG event-stream interpretation).
+            "id" if !value.contains('\0') => {
+                self.current.id = Some(value.to_string());
+                self.id_buffer = Some(value.to_string());
+            }
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry_ms = value.parse().ok();
+            }
             _ => {}
         }
         None
@@ -131,6 +164,29 @@ mod tests {
         assert_eq!(all[0].data, "/messages?x=1");
         assert_eq!(all[1].data, "a\nb");
         assert_eq!(all[1].id.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn tracks_the_last_event_id_and_the_retry_time_across_events() {
+        let mut p = Parser::default();
+        // A priming event: an id and empty data, then the reconnection time.
+        let ev = p.feed(b"id: 3\ndata: \n\nretry: 500\n\n");
+        assert_eq!(ev.len(), 1);
+        assert_eq!(p.last_event_id(), Some("3"));
+        assert_eq!(p.retry_ms(), Some(500));
+        // An event without id keeps the last one; a bad retry is ignored.
+        p.feed(b"data: {}\nretry: soon\n\n");
+        assert_eq!(p.last_event_id(), Some("3"));
+        assert_eq!(p.retry_ms(), Some(500));
+        // An id-only event (no data) still moves the last id; one with NUL is ignored.
+        p.feed(b"id: 9\n\nid: a\0b\n\n");
+        assert_eq!(p.last_event_id(), Some("9"));
+        // After a reconnect a half line of the old connection is not glued to the new one.
+        p.feed(b"data: {\"half");
+        p.reconnected();
+        let ev = p.feed(b"data: {}\nid: 10\n\n");
+        assert_eq!(ev[0].data, "{}");
+        assert_eq!(p.last_event_id(), Some("10"));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 use vmcp_backend::CallSink;
 use vmcp_core::{Caller, Catalog, Gateway, Identity};
 use vmcp_proto::codes;
+use vmcp_proto::era::Era;
 
 use vmcp_proto::cursor;
 
@@ -20,6 +21,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) page_size: usize,
     /// Receives what the backend sends during the request, when the edge can relay it.
     pub(crate) sink: Option<&'a CallSink>,
+    /// The revision family of the client's request.
+    pub(crate) era: Era,
 }
 
 impl Ctx<'_> {
@@ -28,6 +31,7 @@ impl Ctx<'_> {
             identity: self.identity,
             session: self.session,
             sink: self.sink,
+            era: Some(self.era),
         }
     }
 }

@@ -163,6 +163,7 @@ async fn handle(state: &AppState, session: &Arc<Session>, msg: Message) -> Optio
                         session: Some(&session.id),
                         page_size: state.options.page_size,
                         sink: None,
+                        era: Era::Legacy,
                     };
                     dispatch::dispatch(&state.gateway, &ctx, &method, params)
                         .await
@@ -311,6 +312,7 @@ async fn subscription(
         identity: &session.identity,
         session: Some(&session.id),
         sink: None,
+        era: Some(Era::Legacy),
     };
     let on = method == "resources/subscribe";
     // Only the first subscribe and the last unsubscribe of this session reach the core.

@@ -12,7 +12,8 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 use vmcp_core::{Caller, GatewayNotice, Identity};
-use vmcp_proto::{codes, era::META_SUBSCRIPTION_ID, jsonrpc, sse};
+use vmcp_proto::era::{Era, META_SUBSCRIPTION_ID};
+use vmcp_proto::{codes, jsonrpc, sse};
 
 use crate::{
     errors::Failure, modern::modern_failure, reply, state::AppState, stream::event_stream,
@@ -56,6 +57,7 @@ pub(crate) async fn serve(state: Arc<AppState>, id: Value, params: Value) -> Res
         identity: &identity,
         session: Some(&subscription),
         sink: None,
+        era: Some(Era::Modern),
     };
     let mut uris = Vec::new();
     for uri in filter
@@ -140,6 +142,7 @@ pub(crate) async fn serve(state: Arc<AppState>, id: Value, params: Value) -> Res
             identity: &identity,
             session: Some(&subscription),
             sink: None,
+            era: Some(Era::Modern),
         };
         if let Some(catalog) = state.gateway.cached_catalog() {
             for uri in &uris {

@@ -9,6 +9,7 @@ use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value, json};
 use vmcp_core::Identity;
+use vmcp_proto::era::Era;
 use vmcp_proto::{ErrorObject, codes, era, jsonrpc, param_headers, revision};
 
 use crate::{
@@ -59,8 +60,8 @@ pub(crate) async fn serve(
             return list(&state, &identity, &id, &method, params).await;
         }
         "subscriptions/listen" => return listen::serve(state, id, params).await,
-        // Removed in 2026-07-28; answered leniently, as the reference gateway does.
-        "ping" => return reply::result(Format::Json, &id, &json!({})),
+        // Everything else, including the methods 2026-07-28 removed (initialize, ping,
+        // logging/setLevel, resources/subscribe, ...): -32601 at 404, as the spec requires.
         _ => Err(Failure::rpc(
             codes::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),
@@ -113,12 +114,16 @@ async fn check_param_headers(
     Ok(())
 }
 
-/// The Modern status for an error: -32601 is 404, -32602 is 400, a denial 403, the rest 200
-/// (clients discard bodies of other non-200 answers).
+/// The Modern status for an error, as the spec's HTTP transport sets it: -32601 is 404; -32602 and
+/// the protocol errors -32020/-32021/-32022 are 400 (whoever raised them: the gateway, or a backend
+/// whose error is passed on); a denial 403; the rest 200.
 fn status_of(code: i64) -> StatusCode {
     match code {
         codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-        codes::INVALID_PARAMS => StatusCode::BAD_REQUEST,
+        codes::INVALID_PARAMS
+        | codes::HEADER_MISMATCH
+        | codes::MISSING_CLIENT_CAPABILITY
+        | codes::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
         codes::DENIED => StatusCode::FORBIDDEN,
         _ => StatusCode::OK,
     }
@@ -167,6 +172,7 @@ async fn list(
         session: None,
         page_size: state.options.page_size,
         sink: None,
+        era: Era::Modern,
     };
     match dispatch::dispatch(&state.gateway, &ctx, method, Some(params)).await {
         Ok(Reply::Page(page)) => {

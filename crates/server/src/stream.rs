@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use vmcp_backend::{CallEvent, CallSink, ClientView};
 use vmcp_core::Identity;
+use vmcp_proto::era::Era;
 use vmcp_proto::{ErrorObject, codes, jsonrpc, meta::strip_reserved, sse};
 
 use crate::{
@@ -131,10 +132,11 @@ impl ModernAudience {
             )
             .with_data(json!({"requiredCapabilities": {capability: {}}}))
         };
-        Some(Failure {
+        // The spec puts both -32021 and this -32603 on the status the Modern status rule gives.
+        Some(crate::modern::modern_failure(Failure {
             status: StatusCode::OK,
             error,
-        })
+        }))
     }
 }
 
@@ -174,13 +176,20 @@ impl Audience {
             Audience::Legacy(s) => ClientView {
                 capabilities: s.client_capabilities.clone(),
                 log_level: Some(LOG_LEVELS[s.log_level()]),
-                relays_requests: true,
+                era: Some(Era::Legacy),
             },
             Audience::Modern(m) => ClientView {
                 capabilities: m.capabilities.clone(),
                 log_level: m.log_level.map(|i| LOG_LEVELS[i]),
-                relays_requests: false,
+                era: Some(Era::Modern),
             },
+        }
+    }
+
+    fn era(&self) -> Era {
+        match self {
+            Audience::Legacy(_) => Era::Legacy,
+            Audience::Modern(_) => Era::Modern,
         }
     }
 
@@ -238,6 +247,7 @@ pub(crate) async fn serve(
                     session: session.map(|s| s.id.as_str()),
                     page_size: state.options.page_size,
                     sink: Some(&sink),
+                    era: audience.era(),
                 };
                 dispatch::dispatch(&state.gateway, &ctx, &method, params)
                     .await

@@ -100,8 +100,8 @@ async fn modern_client_modern_backend_elicitation_passes_input_required_through(
         a.text
     );
     assert_eq!(
-        a.status, 200,
-        "mid-call capability errors are HTTP 200: {}",
+        a.status, 400,
+        "-32021 is HTTP 400 (spec: basic/index.mdx, per-request protocol fields): {}",
         a.text
     );
 

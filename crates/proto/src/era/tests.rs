@@ -1,4 +1,5 @@
-//! The classification table, case by case (ported from the reference gateway's cases).
+//! The classification table, case by case: the reference gateway's cases, with the answers the
+//! 2026-07-28 spec and the official conformance suite require where the two differ.
 
 use serde_json::{Map, Value, json};
 
@@ -53,11 +54,22 @@ fn legacy_without_any_signal() {
 }
 
 #[test]
-fn initialize_is_always_legacy() {
+fn initialize_is_legacy_unless_its_meta_carries_a_version() {
+    // A session-based client's handshake, even with a stray Modern header or reserved keys.
+    assert_eq!(
+        classify(&view("initialize", None, Some(M))),
+        Ok(Era::Legacy)
+    );
+    let cc = meta(json!({META_CLIENT_CAPABILITIES: {}}));
+    assert_eq!(
+        classify(&view("initialize", Some(&cc), None)),
+        Ok(Era::Legacy)
+    );
+    // A 2026-07-28 request for the removed method: Modern, so it gets -32601 at 404.
     let m = full();
     assert_eq!(
         classify(&view("initialize", Some(&m), Some(M))),
-        Ok(Era::Legacy)
+        Ok(Era::Modern)
     );
 }
 
@@ -102,10 +114,10 @@ fn reserved_key_without_version() {
         code(classify(&view("tools/call", Some(&cc), None))),
         codes::INVALID_PARAMS
     );
-    // With a Modern header the missing body version is a header/body mismatch.
+    // With a Modern header the body version is still a missing required field (spec: -32602).
     assert_eq!(
         code(classify(&view("tools/call", Some(&cc), Some(M)))),
-        codes::HEADER_MISMATCH
+        codes::INVALID_PARAMS
     );
     // An explicit non-Modern header wins over stray reserved keys.
     assert_eq!(
@@ -125,32 +137,36 @@ fn reserved_key_without_version() {
         );
         assert_eq!(
             code(classify(&view("tools/list", Some(&m), Some(M)))),
-            codes::HEADER_MISMATCH
+            codes::INVALID_PARAMS
         );
     }
 }
 
 #[test]
-fn header_only_signal_without_meta_is_header_mismatch() {
-    assert_eq!(
-        code(classify(&view("tools/list", None, Some(M)))),
-        codes::HEADER_MISMATCH
-    );
+fn header_only_signal_without_meta_is_invalid_params() {
+    let r = classify(&view("tools/list", None, Some(M))).unwrap_err();
+    assert_eq!(r.code, codes::INVALID_PARAMS);
+    assert!(r.message.contains(META_PROTOCOL_VERSION), "{}", r.message);
 }
 
 #[test]
-fn unsupported_body_version_is_checked_before_the_header() {
+fn header_is_compared_before_the_body_version_is_checked() {
+    // The suite's header-mismatch probe: a Modern header over an unknown body version.
+    let m = meta(json!({META_PROTOCOL_VERSION: "v999.0.0", META_CLIENT_CAPABILITIES: {}}));
+    assert_eq!(
+        code(classify(&view("server/discover", Some(&m), Some(M)))),
+        codes::HEADER_MISMATCH
+    );
+    // Agreeing on a version the gateway does not serve, or no header: -32022 listing ours.
+    let m = meta(json!({META_PROTOCOL_VERSION: "2099-01-01", META_CLIENT_CAPABILITIES: {}}));
+    let r = classify(&view("tools/call", Some(&m), Some("2099-01-01"))).unwrap_err();
+    assert_eq!(r.code, codes::UNSUPPORTED_PROTOCOL_VERSION);
     let m = meta(json!({META_PROTOCOL_VERSION: "1.0", META_CLIENT_CAPABILITIES: {}}));
     let r = classify(&view("tools/call", Some(&m), None)).unwrap_err();
     assert_eq!(r.code, codes::UNSUPPORTED_PROTOCOL_VERSION);
     let data = r.data.unwrap();
     assert_eq!(data["requested"], "1.0");
     assert_eq!(data["supported"][0], M);
-    let m = meta(json!({META_PROTOCOL_VERSION: "2099-01-01", META_CLIENT_CAPABILITIES: {}}));
-    assert_eq!(
-        code(classify(&view("tools/call", Some(&m), Some(M)))),
-        codes::UNSUPPORTED_PROTOCOL_VERSION
-    );
 }
 
 #[test]
@@ -167,17 +183,33 @@ fn header_body_version_mismatch() {
 }
 
 #[test]
-fn missing_or_wrong_typed_capabilities() {
+fn missing_or_wrong_typed_capabilities_are_invalid_params() {
     let m = meta(json!({META_PROTOCOL_VERSION: M}));
-    assert_eq!(
-        code(classify(&view("tools/call", Some(&m), Some(M)))),
-        codes::MISSING_CLIENT_CAPABILITY
+    let r = classify(&view("tools/call", Some(&m), Some(M))).unwrap_err();
+    assert_eq!(r.code, codes::INVALID_PARAMS);
+    assert!(
+        r.message.contains(META_CLIENT_CAPABILITIES),
+        "{}",
+        r.message
     );
     let m = meta(json!({META_PROTOCOL_VERSION: M, META_CLIENT_CAPABILITIES: []}));
     assert_eq!(
         code(classify(&view("tools/call", Some(&m), Some(M)))),
-        codes::MISSING_CLIENT_CAPABILITY
+        codes::INVALID_PARAMS
     );
+}
+
+#[test]
+fn whitespace_around_header_values_is_not_part_of_them() {
+    let m = full();
+    let mut v = view("tools/call", Some(&m), Some(" 2026-07-28\t"));
+    v.name = Some("echo");
+    v.mcp_method = Some(" tools/call ");
+    v.mcp_name = Some("  echo  ");
+    assert_eq!(classify(&v), Ok(Era::Modern));
+    // Whitespace inside a value is still a difference.
+    v.mcp_name = Some("ec ho");
+    assert_eq!(code(classify(&v)), codes::HEADER_MISMATCH);
 }
 
 #[test]
@@ -224,9 +256,17 @@ fn spec_request_examples_classify_as_modern() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/spec/2026-07-28/schema-examples"
     );
-    let folders = std::fs::read_dir(dir).unwrap_or_else(|e| {
-        panic!("the spec's schema examples must sit beside the repository ({dir}): {e}")
-    });
+    let folders = match std::fs::read_dir(dir) {
+        Ok(f) => f,
+        // A plain clone has no ../shared; CI (CI=true) has it and must not skip.
+        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!(
+                "note: skipping: the spec's schema examples are not beside the repository ({dir}: {e})"
+            );
+            return;
+        }
+        Err(e) => panic!("the spec's schema examples must sit beside the repository ({dir}): {e}"),
+    };
     let mut checked = 0;
     for folder in folders.flatten() {
         let name = folder.file_name().to_string_lossy().to_string();

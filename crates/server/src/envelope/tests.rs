@@ -41,6 +41,17 @@ fn spec_examples_round_trip_through_the_envelope() {
         "/../../../shared/spec/2026-07-28"
     );
     let dir = format!("{spec}/schema-examples");
+    if let Err(e) = std::fs::metadata(&dir) {
+        // A plain clone has no ../shared; CI (CI=true) has it and must not skip.
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "the spec's schema examples must sit beside the repository ({dir}): {e}"
+        );
+        eprintln!(
+            "note: skipping: the spec's schema examples are not beside the repository ({dir}: {e})"
+        );
+        return;
+    }
     let schema: Value =
         serde_json::from_slice(&std::fs::read(format!("{spec}/schema.json")).unwrap()).unwrap();
     let requires_ttl = |folder: &str| {
