@@ -343,6 +343,21 @@ fn server(s: &ServerConfig) -> Value {
             s.worker_threads != d.worker_threads,
             "workerThreads",
             || num(s.worker_threads as u64),
+        )
+        .put_if(
+            s.request_header_timeout != d.request_header_timeout,
+            "requestHeaderTimeout",
+            || dur(s.request_header_timeout),
+        )
+        .put_if(
+            s.request_body_timeout != d.request_body_timeout,
+            "requestBodyTimeout",
+            || dur(s.request_body_timeout),
+        )
+        .put_if(
+            s.idle_connection_timeout != d.idle_connection_timeout,
+            "idleConnectionTimeout",
+            || dur(s.idle_connection_timeout),
         );
     m.done()
 }

@@ -62,6 +62,9 @@ fn server_section_and_timeouts_parse() {
   perSessionIdleTimeout: 90s
   discoveryTimeout: 1.5s
   workerThreads: 4
+  requestHeaderTimeout: 5s
+  requestBodyTimeout: 20s
+  idleConnectionTimeout: 2m
 operational:
   logLevel: debug
   timeouts:
@@ -77,6 +80,9 @@ operational:
     assert_eq!(c.server.max_per_session_processes, 3);
     assert_eq!(c.server.discovery_timeout, Duration::from_millis(1500));
     assert_eq!(c.server.worker_threads, 4);
+    assert_eq!(c.server.request_header_timeout, Duration::from_secs(5));
+    assert_eq!(c.server.request_body_timeout, Duration::from_secs(20));
+    assert_eq!(c.server.idle_connection_timeout, Duration::from_secs(120));
     assert_eq!(c.operational.log_level, LogLevel::Debug);
     assert_eq!(c.timeout_for("github"), Duration::from_secs(45));
     assert_eq!(c.timeout_for("jira"), Duration::from_secs(90));

@@ -90,6 +90,8 @@ server:
   allowedHosts: [vmcp.internal]
   maxPerSessionProcesses: 2
   workerThreads: 3
+  requestHeaderTimeout: 7s
+  idleConnectionTimeout: 45s
 ",
     );
     let text = to_yaml(&c);

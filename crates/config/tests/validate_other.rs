@@ -78,6 +78,8 @@ fn server_rules() {
   maxSessions: 0
   sessionTtl: 0s
   maxPerSessionProcesses: 0
+  requestHeaderTimeout: 0s
+  idleConnectionTimeout: 0s
   allowedOrigins:
     - \"*\"
     - https://app.example.com/
@@ -91,6 +93,8 @@ fn server_rules() {
     error_at(&yaml, "server.maxSessions", "at least 1");
     error_at(&yaml, "server.sessionTtl", "must be positive");
     error_at(&yaml, "server.maxPerSessionProcesses", "at least 1");
+    error_at(&yaml, "server.requestHeaderTimeout", "must be positive");
+    error_at(&yaml, "server.idleConnectionTimeout", "must be positive");
     error_at(&yaml, "server.allowedOrigins[0]", "wildcards");
     error_at(&yaml, "server.allowedOrigins[1]", "no path");
     error_at(&yaml, "server.allowedOrigins[2]", "not an origin");

@@ -23,6 +23,7 @@ use vmcp_proto::era::{self, Era, RequestView};
 use vmcp_proto::{ErrorObject, Message, ParseError, codes, jsonrpc, revision};
 
 use crate::{
+    conn_limits,
     dispatch::{self, Ctx},
     errors::Failure,
     guard::Refusal,
@@ -57,13 +58,26 @@ pub(crate) async fn post(
         );
     }
     let limit = state.options.max_body_bytes;
-    let bytes = match axum::body::to_bytes(body, limit).await {
-        Ok(b) => b,
+    let too_large = || {
+        reply::refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            codes::INVALID_REQUEST,
+            format!("request body larger than {limit} bytes"),
+        )
+    };
+    // A declared length past the limit is refused before a byte of the body is read.
+    if conn_limits::content_length(&headers).is_some_and(|n| n > limit as u64) {
+        return too_large();
+    }
+    let body_timeout = state.options.connection_limits.body_timeout;
+    let bytes = match tokio::time::timeout(body_timeout, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => return too_large(),
         Err(_) => {
             return reply::refuse(
-                StatusCode::PAYLOAD_TOO_LARGE,
+                StatusCode::REQUEST_TIMEOUT,
                 codes::INVALID_REQUEST,
-                format!("request body larger than {limit} bytes"),
+                format!("request body not received within {body_timeout:?}"),
             );
         }
     };

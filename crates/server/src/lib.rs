@@ -4,6 +4,7 @@
 //! Each edge only deals with wire format and sessions; every capability operation goes to the
 //! shared core ([`vmcp_core::Gateway`]) through [`dispatch`].
 
+mod conn_limits;
 mod dispatch;
 mod envelope;
 mod errors;
@@ -26,6 +27,7 @@ use axum::Router;
 use axum::routing::get;
 use tokio::net::TcpListener;
 
+pub use conn_limits::ConnectionLimits;
 pub use guard::OriginPolicy;
 pub use serving_threads::ServingThreads;
 pub use session::SessionStore;
@@ -64,7 +66,14 @@ pub async fn serve(
     // Open SSE streams would hold their connections forever; closing every session ends them.
     let on_stop = || state.sessions.close_all_streams();
     let drained = threads
-        .serve(listener, router(state.clone()), shutdown, on_stop, drain)
+        .serve(
+            listener,
+            router(state.clone()),
+            state.options.connection_limits,
+            shutdown,
+            on_stop,
+            drain,
+        )
         .await;
     if !drained {
         tracing::warn!("in-flight requests did not finish within {drain:?}; stopping anyway");

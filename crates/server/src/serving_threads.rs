@@ -13,10 +13,12 @@ use std::time::Duration;
 use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
+use tower::ServiceExt;
+
+use crate::conn_limits::{self, Clock, ConnectionLimits, TimedStream, TrackedBody};
 
 /// The serving threads' runtimes. They live until the process exits: tasks they started (backend
 /// connections, child processes' pipes) stay in use by the rest of the process.
@@ -83,6 +85,7 @@ impl ServingThreads {
         &self,
         listener: TcpListener,
         app: Router,
+        limits: ConnectionLimits,
         stop: impl Future<Output = ()>,
         on_stop: impl FnOnce(),
         drain: Duration,
@@ -104,6 +107,7 @@ impl ServingThreads {
                                 handle.spawn(connection(
                                     stream,
                                     app.clone(),
+                                    limits,
                                     stopping_rx.clone(),
                                     alive_tx.clone(),
                                 ));
@@ -127,10 +131,12 @@ impl ServingThreads {
     }
 }
 
-/// Serves one client connection (HTTP/1.1) on the current serving thread.
+/// Serves one client connection (HTTP/1.1) on the current serving thread, closing it when a
+/// request's headers or the connection's idleness exceed their bounds.
 async fn connection(
     stream: std::net::TcpStream,
     app: Router,
+    limits: ConnectionLimits,
     mut stopping: watch::Receiver<bool>,
     _alive: mpsc::Sender<()>,
 ) {
@@ -142,17 +148,44 @@ async fn connection(
         }
     };
     let _ = stream.set_nodelay(true);
-    let conn =
-        http1::Builder::new().serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
-    tokio::pin!(conn);
-    tokio::select! {
-        result = conn.as_mut() => {
-            if let Err(e) = result {
-                tracing::trace!(error = %e, "client connection ended with an error");
+    let clock = Clock::new();
+    let service = {
+        let clock = clock.clone();
+        hyper::service::service_fn(move |req| {
+            let in_flight = clock.request_started();
+            let call = app.clone().oneshot(req);
+            async move {
+                let resp = call.await?;
+                Ok::<_, std::convert::Infallible>(
+                    resp.map(|body| TrackedBody::new(body, in_flight)),
+                )
             }
-            return;
+        })
+    };
+    let conn = http1::Builder::new().serve_connection(
+        TokioIo::new(TimedStream::new(stream, clock.clone())),
+        service,
+    );
+    tokio::pin!(conn);
+    let tick = conn_limits::tick(&limits);
+    loop {
+        tokio::select! {
+            result = conn.as_mut() => {
+                if let Err(e) = result {
+                    tracing::trace!(error = %e, "client connection ended with an error");
+                }
+                return;
+            }
+            _ = stopping.wait_for(|s| *s) => break,
+            () = tokio::time::sleep(tick) => {
+                if let Some(why) = clock.expired(&limits) {
+                    // Dropping the connection closes the socket; no request is in flight.
+                    tracing::debug!(?why, "closing a client connection past its time limit");
+                    return;
+                }
+            }
         }
-        _ = stopping.wait_for(|s| *s) => conn.as_mut().graceful_shutdown(),
     }
+    conn.as_mut().graceful_shutdown();
     let _ = conn.await;
 }

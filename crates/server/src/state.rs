@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use vmcp_core::Gateway;
 
-use crate::{guard::OriginPolicy, session::SessionStore};
+use crate::{conn_limits::ConnectionLimits, guard::OriginPolicy, session::SessionStore};
 
 /// Settings of the HTTP edge.
 #[derive(Debug, Clone)]
@@ -22,6 +22,8 @@ pub struct ServerOptions {
     pub client_request_timeout: Duration,
     /// Serve MCP 2026-07-28 (stateless) requests; off, they are refused with -32022.
     pub modern_enabled: bool,
+    /// Time limits on client connections (slow headers and bodies, idle keep-alive).
+    pub connection_limits: ConnectionLimits,
 }
 
 impl Default for ServerOptions {
@@ -33,6 +35,7 @@ impl Default for ServerOptions {
             page_size: 1000,
             client_request_timeout: Duration::from_secs(300),
             modern_enabled: true,
+            connection_limits: ConnectionLimits::default(),
         }
     }
 }

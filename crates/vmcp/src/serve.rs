@@ -61,6 +61,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         },
         client_request_timeout: config.server.client_request_timeout,
         modern_enabled: !args.disable_modern,
+        connection_limits: vmcp_server::ConnectionLimits {
+            header_timeout: config.server.request_header_timeout,
+            body_timeout: config.server.request_body_timeout,
+            idle_timeout: config.server.idle_connection_timeout,
+        },
         ..ServerOptions::default()
     };
     let state = AppState::new(

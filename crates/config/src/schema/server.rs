@@ -40,6 +40,15 @@ pub struct ServerConfig {
     /// `workerThreads`: threads serving clients, each with its own backend connection pools
     /// (default 0: one per CPU core).
     pub worker_threads: usize,
+    /// `requestHeaderTimeout`: a request's headers must arrive within this once its first byte
+    /// has, or the connection is closed (slow-loris; default 10s).
+    pub request_header_timeout: Duration,
+    /// `requestBodyTimeout`: a request's body must arrive within this once its headers have, or it
+    /// gets 408 (default 30s).
+    pub request_body_timeout: Duration,
+    /// `idleConnectionTimeout`: a keep-alive connection with no request in flight is closed after
+    /// this (default 90s; open SSE streams are requests in flight and are never cut).
+    pub idle_connection_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -57,6 +66,9 @@ impl Default for ServerConfig {
             discovery_timeout: Duration::from_secs(15),
             client_request_timeout: Duration::from_secs(5 * 60),
             worker_threads: 0,
+            request_header_timeout: Duration::from_secs(10),
+            request_body_timeout: Duration::from_secs(30),
+            idle_connection_timeout: Duration::from_secs(90),
         }
     }
 }
@@ -86,6 +98,15 @@ pub(crate) fn decode_server(v: &Value, path: &KeyPath, issues: &Issues) -> Serve
             .duration("clientRequestTimeout")
             .unwrap_or(d.client_request_timeout),
         worker_threads: f.uint("workerThreads").unwrap_or(d.worker_threads),
+        request_header_timeout: f
+            .duration("requestHeaderTimeout")
+            .unwrap_or(d.request_header_timeout),
+        request_body_timeout: f
+            .duration("requestBodyTimeout")
+            .unwrap_or(d.request_body_timeout),
+        idle_connection_timeout: f
+            .duration("idleConnectionTimeout")
+            .unwrap_or(d.idle_connection_timeout),
     };
     f.finish();
     s

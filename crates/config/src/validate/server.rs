@@ -21,6 +21,9 @@ pub(super) fn check(s: &ServerConfig, path: &KeyPath, issues: &Issues) {
         ("perSessionIdleTimeout", s.per_session_idle_timeout),
         ("discoveryTimeout", s.discovery_timeout),
         ("clientRequestTimeout", s.client_request_timeout),
+        ("requestHeaderTimeout", s.request_header_timeout),
+        ("requestBodyTimeout", s.request_body_timeout),
+        ("idleConnectionTimeout", s.idle_connection_timeout),
     ];
     for (key, d) in durations {
         if d == Duration::ZERO {
