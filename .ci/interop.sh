@@ -5,10 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.ci/.venv
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-"$venv/bin/pip" install -q --disable-pip-version-check "mcp==2.3.0"
+.ci/venv.sh
 cargo build -q -p vmcp -p vmcp-testkit --bin vmcp --bin vmcp-fixture
 
 work=$(mktemp -d)
