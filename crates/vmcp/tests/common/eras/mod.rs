@@ -1,12 +1,13 @@
 //! Helpers for the client-era x backend-era tests (`era_matrix.rs`, `era_elicitation.rs`,
-//! `modern_edge.rs`):
+//! `era_affinity.rs`, `modern_edge.rs`):
 //!
 //! * [`ModernClient`]: raw MCP 2026-07-28 requests (headers + per-request `_meta`) over HTTP;
 //! * [`SseReader`]: incremental SSE reading (a Legacy tools/call that elicits, a listen stream);
 //! * [`legacy_connect`], [`legacy_list_all`], [`legacy_call_answering`]: raw Legacy helpers, the
 //!   last answering server-to-client requests on the fly;
-//! * [`backend_revision`]: what `/status` says a backend speaks;
-//! * [`setup`]: the gateway in front of backends of one era;
+//! * [`backend_revision`], [`backend_status`]: what `/status` says a backend speaks;
+//! * [`setup`]: the gateway in front of backends of one era; [`setup_both`]: in front of one
+//!   backend serving both;
 //! * `sdk`: the rmcp backend ([`EraServer`], [`spawn_sdk`]) and rmcp clients of either era.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,6 +29,7 @@ pub const CI: &str = "io.modelcontextprotocol/clientInfo";
 pub const CC: &str = "io.modelcontextprotocol/clientCapabilities";
 pub const SI: &str = "io.modelcontextprotocol/serverInfo";
 pub const SUB: &str = "io.modelcontextprotocol/subscriptionId";
+pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// Upper bound of any single wait in these tests.
 pub const STEP: Duration = Duration::from_secs(20);
@@ -407,20 +409,25 @@ fn client_next(_c: &Client) -> u64 {
 // /status
 // ---------------------------------------------------------------------------------------------
 
+/// `/status`'s entry of backend `name`.
+pub async fn backend_status(base: &str, name: &str) -> Value {
+    let status: Value = step("GET /status", http().get(format!("{base}/status")).send())
+        .await
+        .expect("status")
+        .json()
+        .await
+        .expect("status JSON");
+    status["backends"]
+        .as_array()
+        .and_then(|bs| bs.iter().find(|b| b["name"] == name).cloned())
+        .unwrap_or_else(|| panic!("no backend {name} in {status}"))
+}
+
 /// `/status`'s `mcpRevision` of backend `name`, once the gateway knows it (bounded wait).
 pub async fn backend_revision(base: &str, name: &str) -> Option<String> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let status: Value = step("GET /status", http().get(format!("{base}/status")).send())
-            .await
-            .expect("status")
-            .json()
-            .await
-            .expect("status JSON");
-        let b = status["backends"]
-            .as_array()
-            .and_then(|bs| bs.iter().find(|b| b["name"] == name).cloned())
-            .unwrap_or_else(|| panic!("no backend {name} in {status}"));
+        let b = backend_status(base, name).await;
         if let Some(r) = b["mcpRevision"].as_str() {
             return Some(r.to_string());
         }
@@ -490,5 +497,17 @@ pub async fn setup(backend: Era, fx_tools: usize, sdk_tools: usize) -> Setup {
             Some(LEGACY)
         );
     }
+    Setup { gw, sdk }
+}
+
+/// A gateway named `era-affinity` in front of one rmcp backend (`sdk`) serving both 2025-11-25
+/// sessions and 2026-07-28 stateless requests from one URL.
+pub async fn setup_both() -> Setup {
+    let sdk = spawn_sdk("sdk", BackendEra::Both, 0).await;
+    let yaml = format!(
+        "name: era-affinity\nbackends:\n{}",
+        http_backend("sdk", &sdk.url)
+    );
+    let gw = Gateway::start(&yaml);
     Setup { gw, sdk }
 }
