@@ -1,11 +1,11 @@
 //! `Config::unsupported`: the keys that parse and validate but that vmcp does not
 //! implement yet, so `serve` can refuse to start instead of ignoring them.
 
-use crate::schema::{Config, IncomingAuthType, OutgoingAuthSource, SessionProvider};
+use crate::schema::{Config, OutgoingAuthSource, SessionProvider};
 
 impl Config {
     /// Paths of configured features that are parsed but not implemented yet, e.g.
-    /// `compositeTools`, `incomingAuth.type: oidc`,
+    /// `compositeTools`, `incomingAuth.authz`,
     /// `outgoingAuth.backends.github: header_injection`. Empty when everything
     /// configured is supported. `serve` refuses to start when this is not empty.
     pub fn unsupported(&self) -> Vec<String> {
@@ -18,10 +18,6 @@ impl Config {
             if b.ca_bundle_path.is_some() {
                 add(format!("backends[{i}].caBundlePath"));
             }
-        }
-        match self.incoming_auth.kind {
-            IncomingAuthType::Anonymous => {}
-            other => add(format!("incomingAuth.type: {}", other.as_str())),
         }
         if let Some(authz) = &self.incoming_auth.authz
             && authz.get("type").and_then(|t| t.as_str()) != Some("none")

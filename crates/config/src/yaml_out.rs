@@ -76,7 +76,7 @@ pub(crate) fn to_value(c: &Config) -> Value {
         let mut m = Out::default();
         m.put("type", a.kind.as_str());
         if let Some(o) = &a.oidc {
-            m.put("oidc", raw(o));
+            m.put("oidc", raw(&o.raw));
         }
         if let Some(z) = &a.authz {
             m.put("authz", raw(z));
@@ -358,6 +358,14 @@ fn server(s: &ServerConfig) -> Value {
             s.idle_connection_timeout != d.idle_connection_timeout,
             "idleConnectionTimeout",
             || dur(s.idle_connection_timeout),
-        );
+        )
+        .put_if(
+            s.allow_anonymous_on_network,
+            "allowAnonymousOnNetwork",
+            || Value::Bool(true),
+        )
+        .put_if(s.status_access.is_some(), "statusAccess", || {
+            s.status_access.map_or("", |a| a.as_str()).into()
+        });
     m.done()
 }

@@ -92,6 +92,8 @@ server:
   workerThreads: 3
   requestHeaderTimeout: 7s
   idleConnectionTimeout: 45s
+  allowAnonymousOnNetwork: true
+  statusAccess: disabled
 ",
     );
     let text = to_yaml(&c);

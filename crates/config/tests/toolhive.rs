@@ -152,7 +152,6 @@ fn toolhive_example_loads() {
     assert_eq!(
         c.unsupported(),
         [
-            "incomingAuth.type: oidc",
             "incomingAuth.authz",
             "outgoingAuth.backends.github: header_injection",
             "outgoingAuth.backends.jira: token_exchange",
@@ -210,7 +209,6 @@ incomingAuth: {{type: local}}
     assert_eq!(
         c.unsupported(),
         [
-            "incomingAuth.type: local",
             "outgoingAuth.source: discovered",
             "outgoingAuth.default: aws_sts",
             "aggregation.tools[0].toolConfigRef",

@@ -133,6 +133,13 @@ fn incoming_auth_rules() {
         "incomingAuth.type",
         "anonymous, local, oidc",
     );
+    // OIDC keys are strict: a typo is an unknown key with a suggestion, not silently ignored.
+    let yaml = format!(
+        "{ONE_STDIO}incomingAuth:\n  type: oidc\n  oidc:\n    issuer: https://idp\n    audience: vmcp\n    jwksUri: https://idp/jwks\n    jwksUrl: idp/jwks\n    requireScopes: true\n"
+    );
+    error_at(&yaml, "incomingAuth.oidc.jwksUri", "unknown key");
+    error_at(&yaml, "incomingAuth.oidc.jwksUrl", "http:// or https://");
+    error_at(&yaml, "incomingAuth.oidc.requireScopes", "needs scopes");
 }
 
 #[test]

@@ -1,21 +1,10 @@
 //! The admission seam: one decision for both listing and calling, so "list says yes, call says no"
-//! cannot happen. Allow-all until authorization lands.
+//! cannot happen. Allow-all until authorization lands. Who asks is the [`Identity`] incoming
+//! authentication produced.
 
 use serde_json::Value;
 
-/// Who is asking. Anonymous until incoming authentication lands.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Identity {
-    /// The authenticated subject, or None for anonymous.
-    pub subject: Option<String>,
-}
-
-impl Identity {
-    /// The anonymous identity.
-    pub fn anonymous() -> Self {
-        Self::default()
-    }
-}
+pub use vmcp_auth::Identity;
 
 /// What kind of capability an action touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

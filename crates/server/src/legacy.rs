@@ -23,7 +23,7 @@ use vmcp_proto::era::{self, Era, RequestView};
 use vmcp_proto::{ErrorObject, Message, ParseError, codes, jsonrpc, revision};
 
 use crate::{
-    conn_limits,
+    auth, conn_limits,
     dispatch::{self, Ctx},
     errors::Failure,
     guard::Refusal,
@@ -50,6 +50,10 @@ pub(crate) async fn post(
     if let Err(r) = guard(&state, &headers) {
         return r;
     }
+    let identity = match auth::authenticate(&state, &headers).await {
+        Ok(i) => i,
+        Err(r) => return r,
+    };
     if !is_json(&headers) {
         return reply::refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -84,7 +88,9 @@ pub(crate) async fn post(
     let format = Format::from_accept(&headers);
     let msg = match Message::parse(&bytes) {
         Ok(m) => m,
-        Err(ParseError::Batch(items)) => return batch(&state, &headers, items, format).await,
+        Err(ParseError::Batch(items)) => {
+            return batch(&state, &headers, &identity, items, format).await;
+        }
         Err(e) => {
             let (id, err) = e.to_error();
             return reply::message(
@@ -112,7 +118,7 @@ pub(crate) async fn post(
                 if !state.options.modern_enabled {
                     return modern::disabled(&state, id, &method);
                 }
-                return modern::serve(state.clone(), &headers, id, method, params).await;
+                return modern::serve(state.clone(), &headers, identity, id, method, params).await;
             }
             Ok(Era::Legacy) => {}
         }
@@ -120,9 +126,9 @@ pub(crate) async fn post(
     if let Message::Request { id, method, params } = &msg
         && method == "initialize"
     {
-        return initialize(&state, id, params.as_ref(), format).await;
+        return initialize(&state, id, params.as_ref(), format, identity).await;
     }
-    let session = match session_of(&state, &headers) {
+    let session = match session_of(&state, &headers, &identity) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -134,11 +140,10 @@ pub(crate) async fn post(
         && Format::accepts_stream(&headers)
         && let Message::Request { id, method, params } = msg
     {
-        let identity = session.identity.clone();
         let audience = Arc::new(stream::Audience::Legacy(session));
         return stream::serve(state.clone(), audience, identity, id, method, params).await;
     }
-    match handle(&state, &session, msg).await {
+    match handle(&state, &session, &identity, msg).await {
         Some(Ok((id, result))) => reply::result(format, &id, &result),
         Some(Err((id, failure))) => reply::failure(format, &id, &failure),
         None => reply::accepted(),
@@ -153,8 +158,14 @@ fn raw(result: &impl serde::Serialize) -> Box<RawValue> {
     serde_json::value::to_raw_value(result).unwrap_or_else(|_| RawValue::NULL.to_owned())
 }
 
-/// Handles one message within a session; None when it needs no answer.
-async fn handle(state: &AppState, session: &Arc<Session>, msg: Message) -> Option<Answer> {
+/// Handles one message within a session, on behalf of `identity` (the session's caller, perhaps
+/// with a refreshed token); None when it needs no answer.
+async fn handle(
+    state: &AppState,
+    session: &Arc<Session>,
+    identity: &Identity,
+    msg: Message,
+) -> Option<Answer> {
     match msg {
         Message::Request { id, method, params } => {
             tracing::debug!(session = %short(&session.id), %method, "request");
@@ -165,14 +176,14 @@ async fn handle(state: &AppState, session: &Arc<Session>, msg: Message) -> Optio
                 )),
                 "logging/setLevel" => set_level(state, session, params.as_ref()).map(|v| raw(&v)),
                 "resources/subscribe" | "resources/unsubscribe" => {
-                    subscription(state, session, &method, params.as_ref())
+                    subscription(state, session, identity, &method, params.as_ref())
                         .await
                         .map(|v| raw(&v))
                 }
                 _ => {
                     let catalog = session.catalog();
                     let ctx = Ctx {
-                        identity: &session.identity,
+                        identity,
                         catalog: &catalog,
                         session: Some(&session.id),
                         page_size: state.options.page_size,
@@ -218,6 +229,7 @@ async fn initialize(
     id: &Value,
     params: Option<&Value>,
     format: Format,
+    identity: Identity,
 ) -> Response {
     let Some(requested) = params
         .and_then(|p| p.get("protocolVersion"))
@@ -230,7 +242,6 @@ async fn initialize(
         return reply::failure(format, id, &f);
     };
     let version = revision::negotiate(requested);
-    let identity = Identity::anonymous();
     let catalog = match state.gateway.catalog(&identity).await {
         Ok(c) => c,
         Err(e) => return reply::failure(format, id, &Failure::from(e)),
@@ -312,6 +323,7 @@ fn set_level(
 async fn subscription(
     state: &AppState,
     session: &Arc<Session>,
+    identity: &Identity,
     method: &str,
     params: Option<&Value>,
 ) -> Result<Value, Failure> {
@@ -323,7 +335,7 @@ async fn subscription(
     };
     let catalog = session.catalog();
     let caller = Caller {
-        identity: &session.identity,
+        identity,
         session: Some(&session.id),
         sink: None,
         era: Some(Era::Legacy),
@@ -348,10 +360,11 @@ async fn subscription(
 async fn batch(
     state: &AppState,
     headers: &HeaderMap,
+    identity: &Identity,
     items: Vec<Value>,
     format: Format,
 ) -> Response {
-    let session = match session_of(state, headers) {
+    let session = match session_of(state, headers, identity) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -380,7 +393,7 @@ async fn batch(
                     "initialize cannot be part of a batch",
                 ),
             ))),
-            Ok(msg) => handle(state, &session, msg).await,
+            Ok(msg) => handle(state, &session, identity, msg).await,
             Err(e) => {
                 let (id, err) = e.to_error();
                 Some(Err((
@@ -420,6 +433,10 @@ pub(crate) async fn get_stream(State(state): State<Arc<AppState>>, headers: Head
     if let Some(r) = modern_verb(&headers) {
         return r;
     }
+    let identity = match auth::authenticate(&state, &headers).await {
+        Ok(i) => i,
+        Err(r) => return r,
+    };
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -431,7 +448,7 @@ pub(crate) async fn get_stream(State(state): State<Arc<AppState>>, headers: Head
             "GET needs Accept: text/event-stream",
         );
     }
-    let session = match session_of(&state, &headers) {
+    let session = match session_of(&state, &headers, &identity) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -465,11 +482,16 @@ pub(crate) async fn delete(State(state): State<Arc<AppState>>, headers: HeaderMa
     if let Some(r) = modern_verb(&headers) {
         return r;
     }
-    let id = match session_header(&headers) {
-        Ok(id) => id,
+    let identity = match auth::authenticate(&state, &headers).await {
+        Ok(i) => i,
         Err(r) => return r,
     };
-    match state.sessions.remove(id) {
+    // Only the session's own caller may end it.
+    let id = match session_of(&state, &headers, &identity) {
+        Ok(s) => s.id.clone(),
+        Err(r) => return r,
+    };
+    match state.sessions.remove(&id) {
         Some(s) => {
             tracing::info!(session = %short(&s.id), "session ended by client");
             state.gateway.end_session(&s.id).await;
@@ -576,9 +598,23 @@ fn session_header(headers: &HeaderMap) -> Result<&str, Response> {
         })
 }
 
-fn session_of(state: &AppState, headers: &HeaderMap) -> Result<Arc<Session>, Response> {
+/// The session the request names, if it exists and belongs to `identity` (the same issuer and
+/// subject that created it). Another caller gets exactly the unknown-session answer: it learns
+/// nothing, and the session is not ended.
+fn session_of(
+    state: &AppState,
+    headers: &HeaderMap,
+    identity: &Identity,
+) -> Result<Arc<Session>, Response> {
     let id = session_header(headers)?;
-    state.sessions.get(id).ok_or_else(|| {
+    let session = state.sessions.get(id).filter(|s| {
+        let same = s.identity.same_caller(identity);
+        if !same {
+            tracing::warn!(session = %short(&s.id), "request on a session by another identity refused");
+        }
+        same
+    });
+    session.ok_or_else(|| {
         reply::refuse(
             StatusCode::NOT_FOUND,
             SESSION_NOT_FOUND,

@@ -4,6 +4,7 @@
 //! Each edge only deals with wire format and sessions; every capability operation goes to the
 //! shared core ([`vmcp_core::Gateway`]) through [`dispatch`].
 
+mod auth;
 mod conn_limits;
 mod dispatch;
 mod envelope;
@@ -27,6 +28,7 @@ use axum::Router;
 use axum::routing::get;
 use tokio::net::TcpListener;
 
+pub use auth::StatusAccess;
 pub use conn_limits::ConnectionLimits;
 pub use guard::OriginPolicy;
 pub use serving_threads::ServingThreads;
@@ -46,6 +48,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/ping", get(ops::health))
         .route("/readyz", get(ops::readyz))
         .route("/status", get(ops::status))
+        .route(
+            "/.well-known/{*rest}",
+            get(auth::well_known).options(auth::well_known),
+        )
         .with_state(state)
 }
 

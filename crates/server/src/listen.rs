@@ -23,7 +23,12 @@ use crate::{
 const KEEPALIVE: Duration = Duration::from_secs(15);
 
 /// Opens the stream.
-pub(crate) async fn serve(state: Arc<AppState>, id: Value, params: Value) -> Response {
+pub(crate) async fn serve(
+    state: Arc<AppState>,
+    identity: Identity,
+    id: Value,
+    params: Value,
+) -> Response {
     let Some(filter) = params
         .get("notifications")
         .and_then(Value::as_object)
@@ -35,7 +40,6 @@ pub(crate) async fn serve(state: Arc<AppState>, id: Value, params: Value) -> Res
         );
         return reply::failure(reply::Format::Json, &id, &modern_failure(f));
     };
-    let identity = Identity::anonymous();
     let catalog = match state.gateway.catalog(&identity).await {
         Ok(c) => c,
         Err(e) => return reply::failure(reply::Format::Json, &id, &modern_failure(e.into())),
@@ -137,7 +141,6 @@ pub(crate) async fn serve(state: Arc<AppState>, id: Value, params: Value) -> Res
             }
         }
         // The client went away (or the gateway stopped): release the resource subscriptions.
-        let identity = Identity::anonymous();
         let caller = Caller {
             identity: &identity,
             session: Some(&subscription),

@@ -26,6 +26,7 @@ use crate::{
 pub(crate) async fn serve(
     state: Arc<AppState>,
     headers: &HeaderMap,
+    identity: Identity,
     id: Option<Value>,
     method: String,
     params: Option<Value>,
@@ -35,7 +36,6 @@ pub(crate) async fn serve(
         return reply::accepted();
     };
     let params = params.unwrap_or_else(|| Value::Object(Map::new()));
-    let identity = Identity::anonymous();
     if method == "tools/call"
         && let Err(f) = check_param_headers(&state, &identity, headers, &params).await
     {
@@ -59,7 +59,7 @@ pub(crate) async fn serve(
         "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
             return list(&state, &identity, &id, &method, params).await;
         }
-        "subscriptions/listen" => return listen::serve(state, id, params).await,
+        "subscriptions/listen" => return listen::serve(state, identity, id, params).await,
         // Everything else, including the methods 2026-07-28 removed (initialize, ping,
         // logging/setLevel, resources/subscribe, ...): -32601 at 404, as the spec requires.
         _ => Err(Failure::rpc(

@@ -5,9 +5,10 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use http::StatusCode;
+use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 
+use crate::auth::{self, StatusAccess};
 use crate::state::AppState;
 
 /// `/health` and `/ping`: the process is up.
@@ -28,8 +29,20 @@ pub(crate) async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     }
 }
 
-/// `/status`: each backend's name, transport, health, MCP revision and advertised tool count.
-pub(crate) async fn status(State(state): State<Arc<AppState>>) -> Json<Value> {
+/// `/status`: each backend's name, transport, health, MCP revisions and advertised tool count,
+/// to whoever `status_access` lets in.
+pub(crate) async fn status(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    match state.options.status_access {
+        StatusAccess::Public => {}
+        StatusAccess::Disabled => {
+            return (StatusCode::NOT_FOUND, Json(json!({"error": "not_found"}))).into_response();
+        }
+        StatusAccess::Authenticated => {
+            if let Err(refused) = auth::authenticate(&state, &headers).await {
+                return refused;
+            }
+        }
+    }
     let catalog = state.gateway.cached_catalog();
     let backends: Vec<Value> = state
         .gateway
@@ -53,4 +66,5 @@ pub(crate) async fn status(State(state): State<Arc<AppState>>) -> Json<Value> {
         "sessions": state.sessions.len(),
         "backends": backends,
     }))
+    .into_response()
 }

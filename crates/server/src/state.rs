@@ -5,7 +5,11 @@ use std::time::Duration;
 
 use vmcp_core::Gateway;
 
-use crate::{conn_limits::ConnectionLimits, guard::OriginPolicy, session::SessionStore};
+use vmcp_auth::Authenticator;
+
+use crate::{
+    auth::StatusAccess, conn_limits::ConnectionLimits, guard::OriginPolicy, session::SessionStore,
+};
 
 /// Settings of the HTTP edge.
 #[derive(Debug, Clone)]
@@ -24,6 +28,10 @@ pub struct ServerOptions {
     pub modern_enabled: bool,
     /// Time limits on client connections (slow headers and bodies, idle keep-alive).
     pub connection_limits: ConnectionLimits,
+    /// Who is calling: every MCP request is authenticated with this.
+    pub auth: Authenticator,
+    /// Who may read `/status`.
+    pub status_access: StatusAccess,
 }
 
 impl Default for ServerOptions {
@@ -36,6 +44,8 @@ impl Default for ServerOptions {
             client_request_timeout: Duration::from_secs(300),
             modern_enabled: true,
             connection_limits: ConnectionLimits::default(),
+            auth: Authenticator::Anonymous,
+            status_access: StatusAccess::Public,
         }
     }
 }

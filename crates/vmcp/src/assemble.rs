@@ -4,12 +4,14 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use serde_json::{Map, Value};
+use vmcp_auth::{Authenticator, FetchPolicy, OidcSettings, Secret};
 use vmcp_backend::{Backend, BackendSpec, Isolation, StdioSpec, TransportSpec};
 use vmcp_config::{Config, ConflictStrategy, ToolVisibility, Transport};
+use vmcp_config::{IncomingAuthType, OidcConfig};
 use vmcp_core::{
     AggregationPolicy, GatewayOptions, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy,
 };
-use vmcp_server::ServingThreads;
+use vmcp_server::{ServingThreads, StatusAccess};
 
 /// The backends of `config`, started (shared stdio backends spawn their process now), with an HTTP
 /// connection pool for each serving thread. Each backend's own tasks (a stdio process's pipes) run
@@ -125,5 +127,84 @@ pub(crate) fn gateway_options(config: &Config) -> GatewayOptions {
         },
         discovery_timeout: config.server.discovery_timeout,
         ..GatewayOptions::default()
+    }
+}
+
+/// The incoming authenticator of `incomingAuth`.
+pub(crate) fn authenticator(config: &Config) -> anyhow::Result<Authenticator> {
+    let auth = &config.incoming_auth;
+    Ok(match (auth.kind, &auth.oidc) {
+        (IncomingAuthType::Anonymous, _) => Authenticator::Anonymous,
+        (IncomingAuthType::Local, _) => Authenticator::local(),
+        (IncomingAuthType::Oidc, None) => anyhow::bail!("incomingAuth.oidc is required"),
+        (IncomingAuthType::Oidc, Some(o)) => {
+            let (settings, resource) = oidc_settings(o)?;
+            Authenticator::oidc(settings, resource).context("incomingAuth.oidc")?
+        }
+    })
+}
+
+fn oidc_settings(o: &OidcConfig) -> anyhow::Result<(OidcSettings, Option<String>)> {
+    let set = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+    // ToolHive declares clientSecretEnv but reads TOOLHIVE_OIDC_CLIENT_SECRET: read the one the
+    // config names, then that.
+    let client_secret = match set(&o.client_secret_env) {
+        Some(var) => Some(
+            std::env::var(&var)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .with_context(|| {
+                    format!(
+                        "incomingAuth.oidc.clientSecretEnv: environment variable {var} is not set"
+                    )
+                })?,
+        ),
+        None => std::env::var("TOOLHIVE_OIDC_CLIENT_SECRET")
+            .ok()
+            .filter(|v| !v.is_empty()),
+    };
+    let ca_bundle_pem = match set(&o.ca_bundle_path) {
+        Some(path) => Some(
+            std::fs::read(&path)
+                .with_context(|| format!("incomingAuth.oidc.caBundlePath: cannot read {path}"))?,
+        ),
+        None => None,
+    };
+    let insecure_env = std::env::var("INSECURE_DISABLE_URL_VALIDATION").as_deref() == Ok("true");
+    let audience = set(&o.audience).unwrap_or_default();
+    // ToolHive documents resource as defaulting to the audience but does not do it; vmcp does,
+    // when the audience is a URL, so clients always find the metadata.
+    let resource = set(&o.resource).or_else(|| {
+        (audience.starts_with("https://") || audience.starts_with("http://"))
+            .then(|| audience.clone())
+    });
+    let settings = OidcSettings {
+        issuer: set(&o.issuer).unwrap_or_default(),
+        audience,
+        client_id: set(&o.client_id),
+        client_secret: client_secret.map(Secret::new),
+        jwks_url: set(&o.jwks_url),
+        introspection_url: set(&o.introspection_url),
+        scopes: o.scopes.clone(),
+        require_scopes: o.require_scopes,
+        fetch: FetchPolicy {
+            allow_http: o.insecure_allow_http || insecure_env,
+            allow_private: o.jwks_allow_private_ip || o.protected_resource_allow_private_ip,
+            ca_bundle_pem,
+            timeout: None,
+        },
+    };
+    Ok((settings, resource))
+}
+
+/// Who may read `/status`: as configured, else authenticated callers when incoming auth is OIDC
+/// (it names every backend) and anyone otherwise.
+pub(crate) fn status_access(config: &Config) -> StatusAccess {
+    match config.server.status_access {
+        Some(vmcp_config::StatusAccess::Public) => StatusAccess::Public,
+        Some(vmcp_config::StatusAccess::Authenticated) => StatusAccess::Authenticated,
+        Some(vmcp_config::StatusAccess::Disabled) => StatusAccess::Disabled,
+        None if config.incoming_auth.kind == IncomingAuthType::Oidc => StatusAccess::Authenticated,
+        None => StatusAccess::Public,
     }
 }

@@ -33,6 +33,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .host
         .clone()
         .unwrap_or_else(|| config.server.host.clone());
+    let loopback = host
+        .parse::<IpAddr>()
+        .map_or(host == "localhost", |ip| ip.is_loopback());
+    let auth = assemble::authenticator(&config)?;
+    if !auth.requires_token() && !loopback && !config.server.allow_anonymous_on_network {
+        bail!(
+            "refusing to serve unauthenticated clients (incomingAuth.type: {}) on {host}, which is not a loopback address: configure incomingAuth.type: oidc, or set server.allowAnonymousOnNetwork: true if this is really intended",
+            config.incoming_auth.kind.as_str()
+        );
+    }
     let port = args.port.unwrap_or(config.server.port);
     let session_ttl = args.session_ttl.unwrap_or(config.server.session_ttl);
     let listener = tokio::net::TcpListener::bind((host.as_str(), port))
@@ -55,12 +65,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         origins: OriginPolicy {
             allowed_origins: config.server.allowed_origins.clone(),
             allowed_hosts: config.server.allowed_hosts.clone(),
-            bound_to_loopback: host
-                .parse::<IpAddr>()
-                .map_or(host == "localhost", |ip| ip.is_loopback()),
+            bound_to_loopback: loopback,
         },
         client_request_timeout: config.server.client_request_timeout,
         modern_enabled: !args.disable_modern,
+        auth,
+        status_access: assemble::status_access(&config),
         connection_limits: vmcp_server::ConnectionLimits {
             header_timeout: config.server.request_header_timeout,
             body_timeout: config.server.request_body_timeout,

@@ -1,6 +1,6 @@
-//! `incomingAuth` and `outgoingAuth`. The auth type and strategy type are decoded and
-//! checked; the bodies (OIDC, authz, per-strategy settings) are kept loosely typed
-//! until the auth crate implements them.
+//! `incomingAuth` and `outgoingAuth`. The auth type, the OIDC settings and the strategy type are
+//! decoded and checked; the authz body and per-strategy settings are kept loosely typed until
+//! their implementations read them.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -38,13 +38,48 @@ impl IncomingAuthType {
     }
 }
 
+/// `incomingAuth.oidc`, with every key ToolHive reads, plus `requireScopes` (ours).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OidcConfig {
+    /// `issuer`: compared with the token's `iss`; OIDC discovery starts from it.
+    pub issuer: Option<String>,
+    /// `audience`: the token's `aud` must contain it.
+    pub audience: Option<String>,
+    /// `clientId`: introspection client authentication.
+    pub client_id: Option<String>,
+    /// `clientSecretEnv`: the environment variable holding the introspection client secret
+    /// (ToolHive declares it but reads `TOOLHIVE_OIDC_CLIENT_SECRET`; vmcp reads this, then that).
+    pub client_secret_env: Option<String>,
+    /// `resource`: the protected resource's URL (RFC 9728), advertised in challenges.
+    pub resource: Option<String>,
+    /// `jwksUrl`: skips discovery.
+    pub jwks_url: Option<String>,
+    /// `introspectionUrl`: RFC 7662 endpoint for opaque tokens.
+    pub introspection_url: Option<String>,
+    /// `scopes`: advertised in challenges and metadata.
+    pub scopes: Vec<String>,
+    /// `protectedResourceAllowPrivateIp`.
+    pub protected_resource_allow_private_ip: bool,
+    /// `jwksAllowPrivateIp`.
+    pub jwks_allow_private_ip: bool,
+    /// `insecureAllowHttp`: allow `http://` issuer, JWKS and introspection URLs.
+    pub insecure_allow_http: bool,
+    /// `caBundlePath`: PEM trust anchors for the identity provider.
+    pub ca_bundle_path: Option<String>,
+    /// `requireScopes` (ours, default false): refuse tokens lacking any of `scopes` with 403
+    /// `insufficient_scope` (ToolHive only advertises them).
+    pub require_scopes: bool,
+    /// The section as written, for `init` output.
+    pub raw: RawSection,
+}
+
 /// `incomingAuth`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IncomingAuthConfig {
     /// `type`.
     pub kind: IncomingAuthType,
-    /// `oidc` (issuer, audience, clientId, jwksUrl, ...), kept as written.
-    pub oidc: Option<RawSection>,
+    /// `oidc`.
+    pub oidc: Option<OidcConfig>,
     /// `authz` (`type: cedar|none`, `policies`, ...), kept as written.
     pub authz: Option<RawSection>,
 }
@@ -115,11 +150,37 @@ pub(crate) fn decode_incoming(v: &Value, path: &KeyPath, issues: &Issues) -> Inc
     let mut f = Fields::open(v, path, issues);
     let cfg = IncomingAuthConfig {
         kind: f.choice("type").unwrap_or_default(),
-        oidc: f.raw("oidc"),
+        oidc: f
+            .value("oidc")
+            .and_then(|(v, p)| decode_oidc(v, &p, issues)),
         authz: f.raw("authz"),
     };
     f.finish();
     cfg
+}
+
+fn decode_oidc(v: &Value, path: &KeyPath, issues: &Issues) -> Option<OidcConfig> {
+    let mut f = Fields::open(v, path, issues);
+    let cfg = OidcConfig {
+        issuer: f.string("issuer"),
+        audience: f.string("audience"),
+        client_id: f.string("clientId"),
+        client_secret_env: f.string("clientSecretEnv"),
+        resource: f.string("resource"),
+        jwks_url: f.string("jwksUrl"),
+        introspection_url: f.string("introspectionUrl"),
+        scopes: f.strings("scopes"),
+        protected_resource_allow_private_ip: f
+            .bool("protectedResourceAllowPrivateIp")
+            .unwrap_or(false),
+        jwks_allow_private_ip: f.bool("jwksAllowPrivateIp").unwrap_or(false),
+        insecure_allow_http: f.bool("insecureAllowHttp").unwrap_or(false),
+        ca_bundle_path: f.string("caBundlePath"),
+        require_scopes: f.bool("requireScopes").unwrap_or(false),
+        raw: f.raw_self()?,
+    };
+    f.finish();
+    Some(cfg)
 }
 
 /// Decodes `outgoingAuth`.

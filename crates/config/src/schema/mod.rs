@@ -23,7 +23,7 @@ pub use aggregation::{
     DEFAULT_PREFIX_FORMAT, ToolConfigRef, ToolOverride, ToolVisibility, WorkloadToolConfig,
 };
 pub use auth::{
-    BackendAuthStrategy, IncomingAuthConfig, IncomingAuthType, OutgoingAuthConfig,
+    BackendAuthStrategy, IncomingAuthConfig, IncomingAuthType, OidcConfig, OutgoingAuthConfig,
     OutgoingAuthSource, STRATEGY_TYPES,
 };
 pub use backend::{BackendConfig, BackendKind, Isolation, Transport};
@@ -31,7 +31,7 @@ pub use operational::{
     CircuitBreakerConfig, FailureHandlingConfig, LogLevel, OperationalConfig, PartialFailureMode,
     TimeoutConfig,
 };
-pub use server::ServerConfig;
+pub use server::{ServerConfig, StatusAccess};
 
 use crate::error::{Issues, KeyPath};
 use crate::reader::{Choice, Fields, seq};

@@ -6,7 +6,33 @@ use std::time::Duration;
 use yaml_serde::Value;
 
 use crate::error::{Issues, KeyPath};
-use crate::reader::Fields;
+use crate::reader::{Choice, Fields};
+
+/// `server.statusAccess`: who may read `/status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusAccess {
+    /// Anyone (`public`).
+    Public,
+    /// Callers incoming authentication accepts (`authenticated`).
+    Authenticated,
+    /// Nobody: 404 (`disabled`).
+    Disabled,
+}
+
+impl Choice for StatusAccess {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("public", Self::Public),
+        ("authenticated", Self::Authenticated),
+        ("disabled", Self::Disabled),
+    ];
+}
+
+impl StatusAccess {
+    /// The spelling used in the YAML.
+    pub fn as_str(self) -> &'static str {
+        self.name()
+    }
+}
 
 /// `server`. Every field is optional in the YAML; the defaults are listed per field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +75,12 @@ pub struct ServerConfig {
     /// `idleConnectionTimeout`: a keep-alive connection with no request in flight is closed after
     /// this (default 90s; open SSE streams are requests in flight and are never cut).
     pub idle_connection_timeout: Duration,
+    /// `allowAnonymousOnNetwork`: serve unauthenticated clients (`incomingAuth.type: anonymous`
+    /// or `local`) on a non-loopback address; refused at startup unless true (default false).
+    pub allow_anonymous_on_network: bool,
+    /// `statusAccess`: who may read `/status` (default: `authenticated` when incoming auth is
+    /// `oidc`, else `public`).
+    pub status_access: Option<StatusAccess>,
 }
 
 impl Default for ServerConfig {
@@ -69,6 +101,8 @@ impl Default for ServerConfig {
             request_header_timeout: Duration::from_secs(10),
             request_body_timeout: Duration::from_secs(30),
             idle_connection_timeout: Duration::from_secs(90),
+            allow_anonymous_on_network: false,
+            status_access: None,
         }
     }
 }
@@ -107,6 +141,10 @@ pub(crate) fn decode_server(v: &Value, path: &KeyPath, issues: &Issues) -> Serve
         idle_connection_timeout: f
             .duration("idleConnectionTimeout")
             .unwrap_or(d.idle_connection_timeout),
+        allow_anonymous_on_network: f
+            .bool("allowAnonymousOnNetwork")
+            .unwrap_or(d.allow_anonymous_on_network),
+        status_access: f.choice("statusAccess"),
     };
     f.finish();
     s

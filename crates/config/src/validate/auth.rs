@@ -30,14 +30,16 @@ fn text<'j>(v: Option<&'j Json>, key: &str) -> Option<&'j str> {
 fn check_incoming(config: &Config, issues: &Issues) {
     let inc = &config.incoming_auth;
     let path = KeyPath::root().key("incomingAuth");
-    let oidc = inc.oidc.as_ref().map(|r| &r.0);
-    match (inc.kind, oidc) {
+    match (inc.kind, &inc.oidc) {
         (IncomingAuthType::Oidc, None) => {
             issues.push_new(&path.key("oidc"), "is required when type is oidc");
         }
         (IncomingAuthType::Oidc, Some(o)) => {
             let opath = path.key("oidc");
-            match text(Some(o), "issuer") {
+            fn nonempty(v: &Option<String>) -> Option<&str> {
+                v.as_deref().filter(|s| !s.is_empty())
+            }
+            match nonempty(&o.issuer) {
                 None => issues.push_new(&opath.key("issuer"), "is required"),
                 Some(i) if !super::is_http_url(i) => issues.push_new(
                     &opath.key("issuer"),
@@ -45,13 +47,33 @@ fn check_incoming(config: &Config, issues: &Issues) {
                 ),
                 Some(_) => {}
             }
-            if text(Some(o), "audience").is_none() {
+            if nonempty(&o.audience).is_none() {
                 issues.push_new(&opath.key("audience"), "is required");
             }
-            if let Some(ca) = text(Some(o), "caBundlePath")
+            for (key, url) in [
+                ("jwksUrl", &o.jwks_url),
+                ("introspectionUrl", &o.introspection_url),
+                ("resource", &o.resource),
+            ] {
+                if let Some(u) = nonempty(url)
+                    && !super::is_http_url(u)
+                {
+                    issues.push_new(
+                        &opath.key(key),
+                        format!("{u:?} must be an http:// or https:// URL"),
+                    );
+                }
+            }
+            if let Some(ca) = nonempty(&o.ca_bundle_path)
                 && let Some(problem) = absolute_path_problem(std::path::Path::new(ca))
             {
                 issues.push_new(&opath.key("caBundlePath"), problem);
+            }
+            if o.require_scopes && o.scopes.is_empty() {
+                issues.push_new(
+                    &opath.key("requireScopes"),
+                    "needs scopes: list the scopes every token must grant",
+                );
             }
         }
         (kind, Some(_)) => issues.push_new(

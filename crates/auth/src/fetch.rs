@@ -1,0 +1,369 @@
+//! The gateway's own HTTP requests to identity providers and token endpoints (discovery, JWKS,
+//! introspection, token exchange), guarded against server-side request forgery: HTTPS only unless
+//! `insecureAllowHttp`, no private, loopback or link-local address unless allowed (checked on the
+//! literal host and on every address a name resolves to), no redirects, bounded time and size.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use reqwest::{Client, Url};
+
+/// Per request, connection included, unless the policy says otherwise.
+const TIMEOUT: Duration = Duration::from_secs(5);
+/// Largest answer read.
+pub(crate) const MAX_ANSWER: usize = 1024 * 1024;
+
+/// Who may be reached, and how.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetchPolicy {
+    /// Allow `http://` URLs (`insecureAllowHttp`).
+    pub allow_http: bool,
+    /// Allow private, loopback and link-local addresses (`jwksAllowPrivateIp`,
+    /// `protectedResourceAllowPrivateIp`, ...).
+    pub allow_private: bool,
+    /// Extra trust anchors (PEM), from `caBundlePath`.
+    pub ca_bundle_pem: Option<Vec<u8>>,
+    /// Bound on one request, connection included (None: 5 s).
+    pub timeout: Option<Duration>,
+}
+
+/// Why a fetch failed (never carries a secret: bodies are cut and credentials never included).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// The URL is refused by policy.
+    #[error("{0}")]
+    Refused(String),
+    /// The request failed or timed out.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// A guarded client.
+#[derive(Clone)]
+pub struct Fetcher {
+    client: Client,
+    policy: FetchPolicy,
+}
+
+impl std::fmt::Debug for Fetcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetcher")
+            .field("policy", &self.policy.allow_http)
+            .finish()
+    }
+}
+
+/// Resolves names, then drops the addresses policy forbids.
+struct GuardedResolver {
+    allow_private: bool,
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let allow_private = self.allow_private;
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .filter(|a| allow_private || is_public(a.ip()))
+                .collect();
+            if addrs.is_empty() {
+                return Err(format!(
+                    "{host} resolves only to private or loopback addresses (set the config's AllowPrivateIp key to allow them)"
+                )
+                .into());
+            }
+            Ok(Box::new(addrs.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// Whether `ip` is on the public internet (not private, loopback, link-local, unspecified,
+/// shared, documentation, multicast, or an IPv6 form of one of those).
+pub(crate) fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            !(v4.is_private()
+                || v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || o[0] == 0
+                || (o[0] == 100 && (64..128).contains(&o[1])))
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let s = v6.segments();
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80)
+        }
+    }
+}
+
+impl Fetcher {
+    /// A client following `policy`.
+    ///
+    /// # Errors
+    /// When the CA bundle is not PEM, or the TLS stack cannot start.
+    pub fn new(policy: FetchPolicy) -> Result<Self, FetchError> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let timeout = policy.timeout.unwrap_or(TIMEOUT);
+        let mut builder = Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("vmcp/", env!("CARGO_PKG_VERSION")))
+            .dns_resolver(Arc::new(GuardedResolver {
+                allow_private: policy.allow_private,
+            }));
+        if let Some(pem) = &policy.ca_bundle_pem {
+            let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
+                FetchError::Refused(format!("caBundlePath is not a PEM bundle: {e}"))
+            })?;
+            for cert in certs {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        let client = builder
+            .build()
+            .map_err(|e| FetchError::Failed(format!("cannot build an HTTP client: {e}")))?;
+        Ok(Self { client, policy })
+    }
+
+    /// Checks `url` against the policy (scheme, literal addresses).
+    ///
+    /// # Errors
+    /// [`FetchError::Refused`] naming the rule.
+    pub fn check(&self, url: &str) -> Result<Url, FetchError> {
+        let parsed = Url::parse(url)
+            .map_err(|e| FetchError::Refused(format!("{url:?} is not a URL: {e}")))?;
+        match parsed.scheme() {
+            "https" => {}
+            "http" if self.policy.allow_http => {}
+            "http" => {
+                return Err(FetchError::Refused(format!(
+                    "{url} is not HTTPS (set insecureAllowHttp to allow it)"
+                )));
+            }
+            other => {
+                return Err(FetchError::Refused(format!(
+                    "{url}: scheme {other} not allowed"
+                )));
+            }
+        }
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(FetchError::Refused(format!(
+                "{}: credentials in URLs are not allowed",
+                parsed.host_str().unwrap_or("?")
+            )));
+        }
+        let literal = match parsed.host() {
+            Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
+            Some(url::Host::Domain(_)) => None,
+            None => return Err(FetchError::Refused(format!("{url} has no host"))),
+        };
+        if let Some(ip) = literal
+            && !self.policy.allow_private
+            && !is_public(ip)
+        {
+            return Err(FetchError::Refused(format!(
+                "{url} is a private or loopback address (set the config's AllowPrivateIp key to allow it)"
+            )));
+        }
+        Ok(parsed)
+    }
+
+    /// GET `url`, expecting a 2xx JSON answer.
+    ///
+    /// # Errors
+    /// Refused by policy, failed, non-2xx, too large.
+    pub async fn get(&self, url: &str) -> Result<Vec<u8>, FetchError> {
+        let parsed = self.check(url)?;
+        let resp = self
+            .client
+            .get(parsed)
+            .header("accept", "application/json")
+            .send()
+            .await;
+        read(url, resp).await
+    }
+
+    /// POST a form to `url` with optional HTTP Basic client credentials; the answer's status is
+    /// returned with its body (token endpoints answer errors as 400 JSON).
+    ///
+    /// # Errors
+    /// Refused by policy, failed, too large.
+    pub async fn post_form(
+        &self,
+        url: &str,
+        form: &[(&str, &str)],
+        basic: Option<(&str, &str)>,
+    ) -> Result<(u16, Vec<u8>), FetchError> {
+        let parsed = self.check(url)?;
+        let mut req = self
+            .client
+            .post(parsed)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .body(form_encode(form));
+        if let Some((id, secret)) = basic {
+            // RFC 6749 section 2.3.1: both parts form-encoded before Basic.
+            req = req.basic_auth(form_component(id), Some(form_component(secret)));
+        }
+        let resp = req.send().await.map_err(|e| failed(url, &e))?;
+        let status = resp.status().as_u16();
+        Ok((status, body(url, resp).await?))
+    }
+}
+
+fn failed(url: &str, e: &reqwest::Error) -> FetchError {
+    let why = if e.is_timeout() {
+        "timed out".to_string()
+    } else {
+        let mut s = e.to_string();
+        let mut src = std::error::Error::source(e);
+        while let Some(cause) = src {
+            s.push_str(": ");
+            s.push_str(&cause.to_string());
+            src = cause.source();
+        }
+        s
+    };
+    FetchError::Failed(format!("{}: {why}", strip_query(url)))
+}
+
+/// The URL without its query (which could carry something sensitive).
+fn strip_query(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or(url)
+}
+
+async fn read(url: &str, resp: reqwest::Result<reqwest::Response>) -> Result<Vec<u8>, FetchError> {
+    let resp = resp.map_err(|e| failed(url, &e))?;
+    let status = resp.status();
+    if !status.is_success() {
+        return Err(FetchError::Failed(format!(
+            "{} answered HTTP {status}",
+            strip_query(url)
+        )));
+    }
+    body(url, resp).await
+}
+
+async fn body(url: &str, mut resp: reqwest::Response) -> Result<Vec<u8>, FetchError> {
+    let mut out = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| failed(url, &e))? {
+        if out.len() + chunk.len() > MAX_ANSWER {
+            return Err(FetchError::Failed(format!(
+                "{}: answer larger than {MAX_ANSWER} bytes",
+                strip_query(url)
+            )));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// `application/x-www-form-urlencoded` for one component.
+fn form_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                out.push(b as char);
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+fn form_encode(form: &[(&str, &str)]) -> String {
+    form.iter()
+        .map(|(k, v)| format!("{}={}", form_component(k), form_component(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fetcher(allow_http: bool, allow_private: bool) -> Fetcher {
+        Fetcher::new(FetchPolicy {
+            allow_http,
+            allow_private,
+            ..FetchPolicy::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn private_and_special_addresses_are_not_public() {
+        for ip in [
+            "10.0.0.1",
+            "172.16.3.4",
+            "192.168.1.1",
+            "127.0.0.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fe80::1",
+            "fc00::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.1.2.3",
+            "224.0.0.1",
+            "192.0.2.1",
+        ] {
+            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.8.8"] {
+            assert!(is_public(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn urls_are_checked_against_the_policy() {
+        let strict = fetcher(false, false);
+        assert!(strict.check("https://idp.example.com/jwks").is_ok());
+        let e = strict.check("http://idp.example.com/jwks").unwrap_err();
+        assert!(e.to_string().contains("insecureAllowHttp"), "{e}");
+        let e = strict.check("https://127.0.0.1/jwks").unwrap_err();
+        assert!(e.to_string().contains("AllowPrivateIp"), "{e}");
+        let e = strict.check("https://[::1]/jwks").unwrap_err();
+        assert!(e.to_string().contains("AllowPrivateIp"), "{e}");
+        assert!(strict.check("https://169.254.169.254/latest").is_err());
+        assert!(strict.check("file:///etc/passwd").is_err());
+        assert!(strict.check("https://user:pw@idp.example.com/").is_err());
+        assert!(strict.check("not a url").is_err());
+        let lax = fetcher(true, true);
+        assert!(lax.check("http://127.0.0.1:8080/jwks").is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_name_resolving_to_loopback_is_refused_unless_allowed() {
+        let strict = fetcher(true, false);
+        let e = strict.get("http://localhost:9/nothing").await.unwrap_err();
+        assert!(e.to_string().contains("private or loopback"), "{e}");
+    }
+
+    #[test]
+    fn forms_are_encoded() {
+        assert_eq!(
+            form_encode(&[("grant_type", "a:b"), ("scope", "x y"), ("t", "é&=")]),
+            "grant_type=a%3Ab&scope=x+y&t=%C3%A9%26%3D"
+        );
+    }
+}

@@ -1,0 +1,23 @@
+//! Authentication for vmcp, at both boundaries: who is calling (anonymous, the local user, or an
+//! OpenID Connect bearer token, validated against the issuer's keys or by introspection), and which
+//! credential each backend gets (a static header, or a token exchanged for the caller's).
+//!
+//! A leaf crate: the server asks it for an [`Identity`] per request; the backend asks it for a
+//! credential per backend request. Secrets are [`Secret`]s, which never print themselves.
+
+mod error;
+mod fetch;
+mod identity;
+mod incoming;
+pub mod jose;
+mod oidc;
+mod secret;
+#[cfg(test)]
+mod test_keys;
+
+pub use error::{AuthError, ChallengeInfo, metadata_url};
+pub use fetch::{FetchError, FetchPolicy, Fetcher};
+pub use identity::Identity;
+pub use incoming::{Authenticator, OidcAuth};
+pub use oidc::{OidcSettings, OidcValidator};
+pub use secret::Secret;
