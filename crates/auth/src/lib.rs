@@ -11,7 +11,9 @@ mod identity;
 mod incoming;
 pub mod jose;
 mod oidc;
+mod outgoing;
 mod secret;
+mod strategy;
 #[cfg(test)]
 mod test_keys;
 
@@ -20,4 +22,6 @@ pub use fetch::{FetchError, FetchPolicy, Fetcher};
 pub use identity::Identity;
 pub use incoming::{Authenticator, OidcAuth};
 pub use oidc::{OidcSettings, OidcValidator};
+pub use outgoing::{ExchangeSettings, OutgoingAuth, TokenExchange, subject_token_type};
 pub use secret::Secret;
+pub use strategy::outgoing_auth;

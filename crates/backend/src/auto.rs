@@ -16,13 +16,13 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use reqwest::Url;
-use reqwest::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
 use vmcp_proto::era::Era;
 use vmcp_proto::{codes, revision};
 
 use crate::{
+    client::Headers,
     connection::Connection,
     error::BackendError,
     handshake::ServerInfo,
@@ -59,7 +59,7 @@ pub(crate) struct AutoConnection {
     backend: String,
     client: crate::HttpClient,
     url: Url,
-    headers: HeaderMap,
+    headers: Headers,
     legacy: HttpConnection,
     modern: ModernConnection,
     served: Mutex<Option<Served>>,
@@ -72,7 +72,7 @@ impl AutoConnection {
         backend: &str,
         client: crate::HttpClient,
         url: Url,
-        headers: HeaderMap,
+        headers: Headers,
         inbound: Arc<Inbound>,
     ) -> Self {
         // Both revisions reach the same URL, so they share its connections.
@@ -345,6 +345,10 @@ impl Connection for AutoConnection {
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move { self.legacy.shutdown().await })
+    }
+
+    fn headers(&self) -> Option<&Headers> {
+        Some(&self.headers)
     }
 }
 

@@ -10,8 +10,11 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use vmcp_proto::era::Era;
 
+use vmcp_auth::{Identity, OutgoingAuth, Secret};
+
 use crate::{
     auto::AutoConnection,
+    client::Headers,
     connection::Connection,
     error::BackendError,
     handshake::ServerInfo,
@@ -94,7 +97,23 @@ pub struct BackendSpec {
     pub per_session_idle: Duration,
     /// Consecutive failures that mark the backend unhealthy.
     pub unhealthy_threshold: u32,
+    /// The credential the backend gets (`outgoingAuth`).
+    pub auth: OutgoingAuth,
 }
+
+/// On whose behalf a backend request is made.
+#[derive(Clone, Copy, Default)]
+pub struct Origin<'a> {
+    /// The client session (None: the gateway's own request), for per-session connections.
+    pub session: Option<&'a str>,
+    /// The revision family the client speaks: a backend serving both is spoken to in it.
+    pub era: Option<Era>,
+    /// The caller, whose token is exchanged when the backend's credential depends on it.
+    pub caller: Option<&'a Identity>,
+}
+
+/// Most per-caller connections of one backend (callers whose credential is exchanged).
+const MAX_CALLERS: usize = 10_000;
 
 /// Most input rounds bridged for one request.
 const MAX_ROUNDS: usize = 10;
@@ -136,6 +155,9 @@ pub struct Backend {
     headers: HeaderMap,
     shared: Option<Arc<dyn Connection>>,
     pool: Option<PerSessionPool>,
+    /// Connections per caller, for credentials that depend on the caller (not shared between
+    /// callers: a backend session may be bound to the token that opened it).
+    callers: Option<PerSessionPool>,
     next_id: AtomicI64,
     health: HealthTracker,
     routes: Arc<Routes>,
@@ -147,15 +169,31 @@ impl Backend {
     /// # Errors
     /// When a static header is not a valid HTTP header.
     pub fn new(spec: BackendSpec, client: crate::HttpClient) -> Result<Arc<Self>, BackendError> {
-        let headers = match &spec.transport {
+        let mut headers = match &spec.transport {
             TransportSpec::StreamableHttp { headers, .. } | TransportSpec::Sse { headers, .. } => {
                 header_map(headers)?
             }
             TransportSpec::Stdio(_) => HeaderMap::new(),
         };
+        match (&spec.auth, &spec.transport) {
+            (OutgoingAuth::None, _) => {}
+            (_, TransportSpec::Stdio(_)) => {
+                return Err(BackendError::Unavailable(
+                    "outgoing auth is for HTTP backends; a stdio backend takes its credentials from env".into(),
+                ));
+            }
+            // A static credential is one more static header.
+            (OutgoingAuth::Header { name, value }, _) => {
+                let (name, value) = credential_header(name, value)?;
+                headers.insert(name, value);
+            }
+            (OutgoingAuth::TokenExchange(_), _) => {}
+        }
+        let per_caller = spec.auth.per_caller() && spec.isolation == Isolation::Shared;
         let mut backend = Backend {
             health: HealthTracker::new(spec.unhealthy_threshold),
             pool: None,
+            callers: per_caller.then(|| PerSessionPool::new(MAX_CALLERS, spec.per_session_idle)),
             shared: None,
             next_id: AtomicI64::new(1),
             routes: Routes::new(&spec.id),
@@ -164,6 +202,7 @@ impl Backend {
             spec,
         };
         match backend.spec.isolation {
+            Isolation::Shared if per_caller => {}
             Isolation::Shared => backend.shared = Some(backend.connect(None)?),
             Isolation::PerSession => {
                 backend.pool = Some(PerSessionPool::new(
@@ -194,6 +233,8 @@ impl Backend {
     /// owns (per-session connections only).
     fn connect(&self, session: Option<CallSink>) -> Result<Arc<dyn Connection>, BackendError> {
         let inbound = Arc::new(Inbound::new(self.routes.clone(), session));
+        // Each connection has its own headers, so a per-caller credential can be set on it.
+        let headers = Headers::new(self.headers.clone());
         Ok(match &self.spec.transport {
             TransportSpec::StreamableHttp { url, .. } => Arc::new(AutoConnection::new(
                 &self.spec.id,
@@ -202,14 +243,14 @@ impl Backend {
                 reqwest::Url::parse(url).map_err(|e| {
                     BackendError::Unavailable(format!("invalid backend URL {url:?}: {e}"))
                 })?,
-                self.headers.clone(),
+                headers,
                 inbound,
             )),
             TransportSpec::Sse { url, .. } => Arc::new(SseConnection::new(
                 &self.spec.id,
                 self.client.clone(),
                 url.clone(),
-                self.headers.clone(),
+                headers,
                 inbound,
             )),
             TransportSpec::Stdio(stdio) => Arc::new(StdioConnection::start(
@@ -221,16 +262,46 @@ impl Backend {
         })
     }
 
-    fn connection(&self, session: Option<&str>) -> Result<Arc<dyn Connection>, BackendError> {
-        if let Some(shared) = &self.shared {
-            return Ok(shared.clone());
+    /// The connection for `origin`, with the caller's credential set on it when the backend's
+    /// credential depends on the caller.
+    async fn connection(&self, origin: Origin<'_>) -> Result<Arc<dyn Connection>, BackendError> {
+        let conn = if let Some(shared) = &self.shared {
+            shared.clone()
+        } else if let Some(callers) = &self.callers {
+            let caller = origin.caller.and_then(Identity::binding).ok_or_else(|| {
+                BackendError::Auth(
+                    "its credential is exchanged for the caller's token, and this request has no authenticated caller".into(),
+                )
+            })?;
+            let key = format!("{}\u{0}{}", caller.0, caller.1);
+            callers.get(&key, || self.connect(None))?
+        } else {
+            let pool = self
+                .pool
+                .as_ref()
+                .ok_or_else(|| BackendError::Unavailable("no connection".into()))?;
+            let key = origin.session.unwrap_or(DISCOVERY_KEY);
+            pool.get(key, || self.connect(pool.sink(key)))?
+        };
+        if self.spec.auth.per_caller() {
+            let credential = self
+                .spec
+                .auth
+                .header_for(origin.caller)
+                .await
+                .map_err(|e| BackendError::Auth(e.to_string()))?;
+            if let (Some((name, value)), Some(headers)) = (credential, conn.headers()) {
+                let (name, value) = credential_header(&name, &value)?;
+                headers.set(&name, &value);
+            }
         }
-        let pool = self
-            .pool
-            .as_ref()
-            .ok_or_else(|| BackendError::Unavailable("no connection".into()))?;
-        let key = session.unwrap_or(DISCOVERY_KEY);
-        pool.get(key, || self.connect(pool.sink(key)))
+        Ok(conn)
+    }
+
+    /// Whether the backend's credential depends on the caller (each caller's view is discovered
+    /// with its own credential).
+    pub fn per_caller(&self) -> bool {
+        self.spec.auth.per_caller()
     }
 
     /// Gives client session `session` a sink for what its dedicated connection receives outside any
@@ -246,21 +317,21 @@ impl Backend {
         self.routes.subscribe()
     }
 
-    /// Sends a request on behalf of client session `session` (None: the gateway's own, e.g.
-    /// discovery), whose client speaks `era` (None: unknown, or the gateway's own request), and
-    /// waits for the result, at most the backend's timeout.
+    /// Sends a request on behalf of `origin` (a client session, its revision and its caller; all
+    /// None for the gateway's own, e.g. discovery) and waits for the result, at most the
+    /// backend's timeout.
     ///
     /// # Errors
     /// The backend's own JSON-RPC error, or why no answer came.
     pub async fn request(
         &self,
-        session: Option<&str>,
-        era: Option<Era>,
+        origin: Origin<'_>,
         method: &str,
         params: Option<&Value>,
         sink: Option<&CallSink>,
     ) -> Result<Value, BackendError> {
-        let conn = self.connection(session)?;
+        let era = origin.era;
+        let conn = self.connection(origin).await?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         // A progress token is replaced by one the gateway issued, so progress can be attributed on
         // any transport and mapped back to the caller's own token.
@@ -390,21 +461,19 @@ impl Backend {
         Err(outcome)
     }
 
-    /// Starts or stops watching `uri` for updates, on behalf of `session`, whose client speaks
-    /// `era`.
+    /// Starts or stops watching `uri` for updates, on behalf of `origin`.
     ///
     /// # Errors
     /// The backend's refusal, or why it could not be reached.
     pub async fn watch_resource(
         &self,
-        session: Option<&str>,
-        era: Option<Era>,
+        origin: Origin<'_>,
         uri: &str,
         on: bool,
     ) -> Result<(), BackendError> {
-        let conn = self.connection(session)?;
+        let conn = self.connection(origin).await?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let watch = conn.watch_resource(era, id, uri, on);
+        let watch = conn.watch_resource(origin.era, id, uri, on);
         match tokio::time::timeout(self.spec.timeout, watch).await {
             Ok(r) => r,
             Err(_) => Err(BackendError::Timeout(self.spec.timeout)),
@@ -417,11 +486,11 @@ impl Backend {
     /// When it cannot be delivered.
     pub async fn notify(
         &self,
-        session: Option<&str>,
+        origin: Origin<'_>,
         method: &str,
         params: Option<&Value>,
     ) -> Result<(), BackendError> {
-        let conn = self.connection(session)?;
+        let conn = self.connection(origin).await?;
         match tokio::time::timeout(self.spec.timeout, conn.notify(method, params)).await {
             Ok(r) => r,
             Err(_) => Err(BackendError::Timeout(self.spec.timeout)),
@@ -432,8 +501,8 @@ impl Backend {
     ///
     /// # Errors
     /// Why the backend could not be reached within its timeout.
-    pub async fn ready(&self, session: Option<&str>) -> Result<Arc<ServerInfo>, BackendError> {
-        let conn = self.connection(session)?;
+    pub async fn ready(&self, origin: Origin<'_>) -> Result<Arc<ServerInfo>, BackendError> {
+        let conn = self.connection(origin).await?;
         let outcome = match tokio::time::timeout(self.spec.timeout, conn.ready()).await {
             Ok(r) => r,
             Err(_) => Err(BackendError::Timeout(self.spec.timeout)),
@@ -447,20 +516,22 @@ impl Backend {
 
     /// What the backend said about itself at initialize, once known.
     pub fn server_info(&self) -> Option<Arc<ServerInfo>> {
-        match (&self.shared, &self.pool) {
-            (Some(c), _) => c.server_info(),
-            (None, Some(pool)) => pool.any().and_then(|c| c.server_info()),
+        self.any_connection().and_then(|c| c.server_info())
+    }
+
+    fn any_connection(&self) -> Option<Arc<dyn Connection>> {
+        match (&self.shared, &self.pool, &self.callers) {
+            (Some(c), _, _) => Some(c.clone()),
+            (None, Some(pool), _) | (None, None, Some(pool)) => pool.any(),
             _ => None,
         }
     }
 
     /// Every revision the backend is known to serve, newest first.
     pub fn revisions(&self) -> Vec<String> {
-        match (&self.shared, &self.pool) {
-            (Some(c), _) => c.revisions(),
-            (None, Some(pool)) => pool.any().map(|c| c.revisions()).unwrap_or_default(),
-            _ => Vec::new(),
-        }
+        self.any_connection()
+            .map(|c| c.revisions())
+            .unwrap_or_default()
     }
 
     /// Ends client session `session`'s dedicated connection, if it has one.
@@ -472,11 +543,11 @@ impl Backend {
 
     /// Reaps per-session connections idle past their timeout; returns how many.
     pub async fn reap_idle(&self) -> usize {
-        let idle = self
-            .pool
-            .as_ref()
-            .map(|p| p.take_idle())
-            .unwrap_or_default();
+        let idle: Vec<_> = [&self.pool, &self.callers]
+            .into_iter()
+            .flatten()
+            .flat_map(|p| p.take_idle())
+            .collect();
         let n = idle.len();
         for conn in idle {
             conn.shutdown().await;
@@ -489,7 +560,7 @@ impl Backend {
         if let Some(c) = &self.shared {
             c.shutdown().await;
         }
-        if let Some(pool) = &self.pool {
+        for pool in [&self.pool, &self.callers].into_iter().flatten() {
             for c in pool.drain() {
                 c.shutdown().await;
             }
@@ -503,9 +574,9 @@ impl Backend {
 
     /// The backend's state for `/status`.
     pub fn status(&self) -> BackendStatus {
-        let connections = match (&self.shared, &self.pool) {
-            (Some(c), _) => usize::from(c.server_info().is_some()),
-            (None, Some(p)) => p.len(),
+        let connections = match (&self.shared, &self.pool, &self.callers) {
+            (Some(c), _, _) => usize::from(c.server_info().is_some()),
+            (None, Some(p), _) | (None, None, Some(p)) => p.len(),
             _ => 0,
         };
         BackendStatus {
@@ -517,6 +588,21 @@ impl Backend {
             connections,
         }
     }
+}
+
+/// A credential as a header, marked sensitive (never printed by the HTTP stack).
+fn credential_header(
+    name: &str,
+    value: &Secret,
+) -> Result<(HeaderName, HeaderValue), BackendError> {
+    let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+        BackendError::Unavailable(format!("invalid credential header name {name:?}"))
+    })?;
+    let mut value = HeaderValue::from_str(value.expose()).map_err(|_| {
+        BackendError::Unavailable(format!("invalid value for credential header {name}"))
+    })?;
+    value.set_sensitive(true);
+    Ok((name, value))
 }
 
 fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, BackendError> {

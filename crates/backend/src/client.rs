@@ -31,6 +31,38 @@ thread_local! {
     static SLOT: Cell<usize> = const { Cell::new(0) };
 }
 
+/// A connection's request headers: the backend's static ones and, for credentials that depend on
+/// the caller, the current credential, swapped in before a request (requests in flight keep the
+/// map they started with). Cheap to clone; clones share the map.
+#[derive(Clone)]
+pub struct Headers(Arc<arc_swap::ArcSwap<HeaderMap>>);
+
+impl Headers {
+    pub(crate) fn new(map: HeaderMap) -> Self {
+        Self(Arc::new(arc_swap::ArcSwap::from_pointee(map)))
+    }
+
+    /// The current map (no copy).
+    pub(crate) fn load(&self) -> arc_swap::Guard<Arc<HeaderMap>> {
+        self.0.load()
+    }
+
+    /// A copy, for builders that take the map by value.
+    pub(crate) fn to_map(&self) -> HeaderMap {
+        (**self.0.load()).clone()
+    }
+
+    /// Sets `name` to `value` unless it already has that value.
+    pub(crate) fn set(&self, name: &HeaderName, value: &HeaderValue) {
+        if self.0.load().get(name) == Some(value) {
+            return;
+        }
+        let mut next = self.to_map();
+        next.insert(name.clone(), value.clone());
+        self.0.store(Arc::new(next));
+    }
+}
+
 /// The calling thread's slot: 0 outside serving threads, `index + 1` on serving thread `index`.
 pub(crate) fn current_slot() -> usize {
     SLOT.with(Cell::get)

@@ -6,7 +6,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use vmcp_proto::era::Era;
 
-use crate::{error::BackendError, handshake::ServerInfo, sink::CallSink};
+use crate::{client::Headers, error::BackendError, handshake::ServerInfo, sink::CallSink};
 
 /// One connection (or supervised process) speaking MCP to a backend, already initialised or able to
 /// initialise itself on first use. Ids are chosen by the caller so that it can cancel by id.
@@ -80,4 +80,9 @@ pub trait Connection: Send + Sync {
 
     /// Ends the connection: closes the session or stops and reaps the process.
     fn shutdown(&self) -> BoxFuture<'_, ()>;
+
+    /// The connection's HTTP request headers, for a credential set per caller (None: not HTTP).
+    fn headers(&self) -> Option<&Headers> {
+        None
+    }
 }

@@ -26,12 +26,17 @@ pub enum BackendError {
     /// The backend's process exited while the request was in flight.
     #[error("process exited: {0}")]
     Exited(String),
+    /// No credential for the backend (the caller's token could not be exchanged), or the backend
+    /// refused the one it got (HTTP 401/403).
+    #[error("not authorized: {0}")]
+    Auth(String),
 }
 
 impl BackendError {
     /// Whether this is a failure to get an answer (counts against health) rather than an answer.
+    /// A refused credential is the caller's problem, not the backend's.
     pub fn is_operational(&self) -> bool {
-        !matches!(self, BackendError::Rpc(_))
+        !matches!(self, BackendError::Rpc(_) | BackendError::Auth(_))
     }
 }
 

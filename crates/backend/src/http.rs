@@ -11,13 +11,22 @@ use tokio::sync::Mutex as AsyncMutex;
 use vmcp_proto::{Message, jsonrpc, revision, sse};
 
 use crate::{
-    client::{Endpoint, Post, Response, SESSION_HEADER, VERSION_HEADER},
+    client::{Endpoint, Headers, Post, Response, SESSION_HEADER, VERSION_HEADER},
     connection::Connection,
     error::{BackendError, describe},
     handshake::{self, ServerInfo},
     inbound::{Channel, Inbound},
     sink::CallSink,
 };
+
+/// A backend refusing the gateway's credential: the client is told which backend, by a JSON-RPC
+/// error, never by an HTTP 401 of the gateway's own (which would send it into an OAuth flow
+/// against the gateway).
+pub(crate) fn refused_credential(status: StatusCode) -> BackendError {
+    BackendError::Auth(format!(
+        "the backend refused the gateway's credential (HTTP {status}); check outgoingAuth for it"
+    ))
+}
 
 /// Reconnection time when a backend closes a response stream without saying (`retry:`).
 const DEFAULT_RETRY_MS: u64 = 1000;
@@ -49,7 +58,7 @@ pub(crate) struct HttpConnection {
     inbound: Arc<Inbound>,
     client: crate::HttpClient,
     endpoint: Endpoint,
-    headers: HeaderMap,
+    headers: Headers,
     session: RwLock<Option<Arc<HttpSession>>>,
     init_lock: AsyncMutex<()>,
 }
@@ -66,7 +75,7 @@ impl HttpConnection {
         backend: &str,
         client: crate::HttpClient,
         endpoint: Endpoint,
-        headers: HeaderMap,
+        headers: Headers,
         inbound: Arc<Inbound>,
     ) -> Self {
         Self {
@@ -157,7 +166,10 @@ impl HttpConnection {
     ) -> Result<Response, BackendError> {
         let req = match session {
             Some(s) => s.poster.post(),
-            None => self.client.post_to(&self.endpoint).headers(&self.headers),
+            None => self
+                .client
+                .post_to(&self.endpoint)
+                .headers(&self.headers.load()),
         };
         req.header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
@@ -180,6 +192,9 @@ impl HttpConnection {
         }
         if status == StatusCode::ACCEPTED {
             return Ok(Outcome::Accepted);
+        }
+        if matches!(status.as_u16(), 401 | 403) {
+            return Err(refused_credential(status));
         }
         if !status.is_success() {
             let text = resp.text_prefix(4096).await;
@@ -379,7 +394,7 @@ impl Connection for HttpConnection {
             let req = self
                 .client
                 .delete(self.endpoint.url().clone())
-                .headers(self.headers.clone())
+                .headers(self.headers.to_map())
                 .header(SESSION_HEADER, id.clone())
                 .header(VERSION_HEADER, session.version.clone())
                 .timeout(std::time::Duration::from_secs(2));
@@ -411,15 +426,15 @@ pub(crate) fn answer_for(id: i64, msg: Message) -> Result<Value, BackendError> {
 struct Poster {
     client: crate::HttpClient,
     endpoint: Endpoint,
-    headers: HeaderMap,
+    headers: Headers,
     session: Option<HeaderValue>,
     version: HeaderValue,
 }
 
 impl Poster {
     fn request(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        let mut b =
-            with_headers(builder, &self.headers).header(VERSION_HEADER, self.version.clone());
+        let mut b = with_headers(builder, &self.headers.load())
+            .header(VERSION_HEADER, self.version.clone());
         if let Some(id) = &self.session {
             b = b.header(SESSION_HEADER, id.clone());
         }
@@ -431,7 +446,7 @@ impl Poster {
         let mut post = self
             .client
             .post_to(&self.endpoint)
-            .headers(&self.headers)
+            .headers(&self.headers.load())
             .header(VERSION_HEADER, self.version.clone());
         if let Some(id) = &self.session {
             post = post.header(SESSION_HEADER, id.clone());

@@ -24,8 +24,10 @@ mod sink;
 mod sse;
 mod stdio;
 
-pub use backend::{Backend, BackendSpec, BackendStatus, Isolation, StdioSpec, TransportSpec};
-pub use client::{HttpClient, set_serving_thread};
+pub use backend::{
+    Backend, BackendSpec, BackendStatus, Isolation, Origin, StdioSpec, TransportSpec,
+};
+pub use client::{Headers, HttpClient, set_serving_thread};
 pub use connection::Connection;
 pub use error::BackendError;
 pub use handshake::ServerInfo;

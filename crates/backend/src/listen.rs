@@ -8,12 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::Url;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use vmcp_proto::{Message, revision, sse};
 
 use crate::{
+    client::Headers,
     error::describe,
     inbound::{Channel, Inbound},
     modern::modern_body,
@@ -43,7 +44,7 @@ struct Target {
     backend: String,
     client: crate::HttpClient,
     url: Url,
-    headers: HeaderMap,
+    headers: Headers,
     inbound: Arc<Inbound>,
 }
 
@@ -68,7 +69,7 @@ impl Listener {
         backend: &str,
         client: crate::HttpClient,
         url: Url,
-        headers: HeaderMap,
+        headers: Headers,
         inbound: Arc<Inbound>,
     ) -> Self {
         Self {
@@ -160,7 +161,7 @@ async fn run(target: Arc<Target>, filter: Arc<Mutex<Filter>>, mut changed: watch
         let sent = target
             .client
             .post(target.url.clone())
-            .headers(target.headers.clone())
+            .headers(target.headers.to_map())
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
             .header(crate::client::VERSION_HEADER, revision::MODERN)

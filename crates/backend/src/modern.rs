@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use futures_util::future::BoxFuture;
 use reqwest::Url;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::{Map, Value, json};
 use vmcp_proto::era::{
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
@@ -16,7 +16,7 @@ use vmcp_proto::era::{
 use vmcp_proto::{Message, codes, era, jsonrpc, mcp_name, meta::strip_reserved, revision, sse};
 
 use crate::{
-    client::{Endpoint, METHOD_HEADER, NAME_HEADER, Response, VERSION_HEADER},
+    client::{Endpoint, Headers, METHOD_HEADER, NAME_HEADER, Response, VERSION_HEADER},
     connection::Connection,
     error::BackendError,
     error::describe,
@@ -57,7 +57,7 @@ pub(crate) struct ModernConnection {
     backend: String,
     client: crate::HttpClient,
     endpoint: Endpoint,
-    headers: HeaderMap,
+    headers: Headers,
     inbound: Arc<Inbound>,
     info: OnceLock<Arc<ServerInfo>>,
     listener: Listener,
@@ -69,7 +69,7 @@ impl ModernConnection {
         backend: &str,
         client: crate::HttpClient,
         endpoint: Endpoint,
-        headers: HeaderMap,
+        headers: Headers,
         inbound: Arc<Inbound>,
     ) -> Self {
         let listener = Listener::new(
@@ -134,7 +134,7 @@ impl ModernConnection {
         let mut req = self
             .client
             .post_to(&self.endpoint)
-            .headers(&self.headers)
+            .headers(&self.headers.load())
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
             .header(VERSION_HEADER, revision::MODERN)
@@ -205,7 +205,10 @@ async fn read_answer(
     inbound: &Inbound,
 ) -> Result<Result<Value, BackendError>, WrongEra> {
     let status = resp.status();
-    if matches!(status.as_u16(), 401 | 403 | 407 | 408 | 429) || status.is_server_error() {
+    if matches!(status.as_u16(), 401 | 403) {
+        return Ok(Err(crate::http::refused_credential(status)));
+    }
+    if matches!(status.as_u16(), 407 | 408 | 429) || status.is_server_error() {
         let text = resp.text_prefix(4096).await;
         return Ok(Err(BackendError::Unavailable(format!(
             "HTTP {status}: {}",
@@ -287,10 +290,10 @@ pub(crate) async fn probe(
     backend: &str,
     client: &crate::HttpClient,
     url: &Url,
-    headers: &HeaderMap,
+    headers: &Headers,
 ) -> Probe {
     let body = modern_body(0, "server/discover", None, None);
-    let resp = with_headers(client.post(url.clone()), headers)
+    let resp = with_headers(client.post(url.clone()), &headers.load())
         .header(ACCEPT, "application/json, text/event-stream")
         .header(CONTENT_TYPE, "application/json")
         .header(VERSION_HEADER, revision::MODERN)

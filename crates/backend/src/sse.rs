@@ -4,12 +4,13 @@
 use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
 use vmcp_proto::{Message, jsonrpc, revision, sse};
 
 use crate::{
+    client::Headers,
     connection::Connection,
     error::BackendError,
     error::describe,
@@ -38,7 +39,7 @@ pub(crate) struct SseConnection {
     inbound: Arc<Inbound>,
     client: crate::HttpClient,
     url: String,
-    headers: HeaderMap,
+    headers: Headers,
     session: Mutex<Option<Arc<SseSession>>>,
     connect_lock: AsyncMutex<()>,
 }
@@ -48,7 +49,7 @@ impl SseConnection {
         backend: &str,
         client: crate::HttpClient,
         url: String,
-        headers: HeaderMap,
+        headers: Headers,
         inbound: Arc<Inbound>,
     ) -> Self {
         Self {
@@ -84,7 +85,7 @@ impl SseConnection {
         let mut resp = self
             .client
             .get(&self.url)
-            .headers(self.headers.clone())
+            .headers(self.headers.to_map())
             .header(ACCEPT, "text/event-stream")
             .send()
             .await
@@ -156,7 +157,7 @@ impl SseConnection {
         let resp = self
             .client
             .post(session.post_url.clone())
-            .headers(self.headers.clone())
+            .headers(self.headers.to_map())
             .header(CONTENT_TYPE, "application/json")
             .body(body)
             .send()
@@ -237,6 +238,9 @@ impl Connection for SseConnection {
             }
         })
     }
+    fn headers(&self) -> Option<&Headers> {
+        Some(&self.headers)
+    }
 }
 
 /// What the stream reader needs to route messages and answer the backend's requests.
@@ -246,7 +250,7 @@ struct Stream {
     inbound: Arc<Inbound>,
     client: crate::HttpClient,
     post_url: reqwest::Url,
-    headers: HeaderMap,
+    headers: Headers,
 }
 
 async fn read_events(stream: Stream, mut resp: reqwest::Response, mut parser: sse::Parser) {
@@ -280,7 +284,7 @@ async fn read_events(stream: Stream, mut resp: reqwest::Response, mut parser: ss
                     if let Some(request) = inbound.handle(other, Channel::Shared) {
                         let req = client
                             .post(post_url.clone())
-                            .headers(headers.clone())
+                            .headers(headers.to_map())
                             .header(CONTENT_TYPE, "application/json");
                         tokio::spawn(async move {
                             let _ = req.body(request.answer().await.to_bytes()).send().await;

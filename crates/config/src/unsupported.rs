@@ -28,15 +28,16 @@ impl Config {
         if out_auth.source == OutgoingAuthSource::Discovered {
             add("outgoingAuth.source: discovered".to_owned());
         }
+        let implemented = ["unauthenticated", "header_injection", "token_exchange"];
         if let Some(s) = out_auth
             .default
             .as_ref()
-            .filter(|s| s.kind != "unauthenticated")
+            .filter(|s| !implemented.contains(&s.kind.as_str()))
         {
             add(format!("outgoingAuth.default: {}", s.kind));
         }
         for (name, s) in &out_auth.backends {
-            if s.kind != "unauthenticated" {
+            if !implemented.contains(&s.kind.as_str()) {
                 add(format!("outgoingAuth.backends.{name}: {}", s.kind));
             }
         }

@@ -153,8 +153,6 @@ fn toolhive_example_loads() {
         c.unsupported(),
         [
             "incomingAuth.authz",
-            "outgoingAuth.backends.github: header_injection",
-            "outgoingAuth.backends.jira: token_exchange",
             "compositeTools",
             "operational.failureHandling.circuitBreaker",
             "telemetry",

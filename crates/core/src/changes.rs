@@ -93,6 +93,17 @@ impl Gateway {
     /// Re-lists the dirty (backend, kind) pairs and publishes which kinds changed.
     async fn rederive(&self, batch: BTreeSet<(String, &'static str)>) {
         let _one_at_a_time = self.refresh.lock().await;
+        // A backend whose credential depends on the caller lives in the callers' views: drop
+        // them all (they are rebuilt on next use) and let sessions compare.
+        let per_caller: Vec<&'static str> = batch
+            .iter()
+            .filter(|(id, _)| self.backend(id).is_ok_and(|b| b.per_caller()))
+            .map(|(_, kind)| *kind)
+            .collect();
+        if !per_caller.is_empty() {
+            self.views.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            let _ = self.notices.send(GatewayNotice::ListChanged(per_caller));
+        }
         let Some((mut caps, failed)) = self
             .answers
             .lock()
@@ -131,6 +142,7 @@ impl Gateway {
             .collect();
         *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = Some((caps, failed));
         self.store(catalog);
+        self.views.lock().unwrap_or_else(|p| p.into_inner()).clear();
         tracing::info!(?changed, backends = ?batch.iter().map(|(b, k)| format!("{b}:{k}")).collect::<Vec<_>>(), "capabilities re-derived after list_changed");
         if !changed.is_empty() {
             let _ = self.notices.send(GatewayNotice::ListChanged(changed));

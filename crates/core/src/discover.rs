@@ -5,7 +5,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use vmcp_backend::{Backend, BackendError};
+use vmcp_backend::{Backend, BackendError, Origin};
+
+use crate::admission::Identity;
 
 /// Most pages followed per list, so a backend that hands out endless cursors cannot hang discovery.
 const MAX_PAGES: usize = 1000;
@@ -31,23 +33,36 @@ pub struct BackendCapabilities {
     pub logging: bool,
 }
 
-/// Queries one backend for all its capabilities.
-pub(crate) async fn query(backend: &Arc<Backend>) -> Result<BackendCapabilities, BackendError> {
+/// Queries one backend for all its capabilities, as `caller` (None: the gateway's own view).
+pub(crate) async fn query(
+    backend: &Arc<Backend>,
+    caller: Option<&Identity>,
+) -> Result<BackendCapabilities, BackendError> {
+    let origin = Origin {
+        caller,
+        ..Origin::default()
+    };
     // Connecting performs initialize; its answer tells us which lists the backend has.
-    let info = backend.ready(None).await?;
+    let info = backend.ready(origin).await?;
     let mut caps = BackendCapabilities {
         backend: backend.id().to_string(),
         ..Default::default()
     };
     if info.has("tools") {
-        caps.tools = list_all(backend, "tools/list", "tools").await?;
+        caps.tools = list_all(backend, origin, "tools/list", "tools").await?;
     }
     if info.has("resources") {
-        caps.resources = list_all(backend, "resources/list", "resources").await?;
-        caps.templates = list_all(backend, "resources/templates/list", "resourceTemplates").await?;
+        caps.resources = list_all(backend, origin, "resources/list", "resources").await?;
+        caps.templates = list_all(
+            backend,
+            origin,
+            "resources/templates/list",
+            "resourceTemplates",
+        )
+        .await?;
     }
     if info.has("prompts") {
-        caps.prompts = list_all(backend, "prompts/list", "prompts").await?;
+        caps.prompts = list_all(backend, origin, "prompts/list", "prompts").await?;
     }
     caps.completions = info.has("completions");
     caps.subscribe = info
@@ -66,14 +81,20 @@ pub(crate) async fn requery(
     caps: &mut BackendCapabilities,
     kind: &str,
 ) -> Result<(), BackendError> {
+    let origin = Origin::default();
     match kind {
-        "tools" => caps.tools = list_all(backend, "tools/list", "tools").await?,
+        "tools" => caps.tools = list_all(backend, origin, "tools/list", "tools").await?,
         "resources" => {
-            caps.resources = list_all(backend, "resources/list", "resources").await?;
-            caps.templates =
-                list_all(backend, "resources/templates/list", "resourceTemplates").await?;
+            caps.resources = list_all(backend, origin, "resources/list", "resources").await?;
+            caps.templates = list_all(
+                backend,
+                origin,
+                "resources/templates/list",
+                "resourceTemplates",
+            )
+            .await?;
         }
-        "prompts" => caps.prompts = list_all(backend, "prompts/list", "prompts").await?,
+        "prompts" => caps.prompts = list_all(backend, origin, "prompts/list", "prompts").await?,
         _ => {}
     }
     Ok(())
@@ -82,6 +103,7 @@ pub(crate) async fn requery(
 /// Lists every page of `method`, collecting the `field` arrays.
 async fn list_all(
     backend: &Backend,
+    origin: Origin<'_>,
     method: &str,
     field: &str,
 ) -> Result<Vec<Value>, BackendError> {
@@ -91,7 +113,7 @@ async fn list_all(
     for _ in 0..MAX_PAGES {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
         let mut result = backend
-            .request(None, None, method, params.as_ref(), None)
+            .request(origin, method, params.as_ref(), None)
             .await?;
         match result.get_mut(field).map(Value::take) {
             Some(Value::Array(page)) => items.extend(page),

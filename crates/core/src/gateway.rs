@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
-use vmcp_backend::{Backend, CallSink};
+use vmcp_backend::{Backend, CallSink, Origin};
 use vmcp_proto::era::Era;
 use vmcp_proto::meta::strip_reserved;
 
@@ -18,6 +18,7 @@ use crate::{
     discover::{self, BackendCapabilities},
     error::CoreError,
     policy::{AggregationPolicy, PartialFailureMode},
+    views::Views,
 };
 
 /// Who makes a call, and where what the backend sends during it should go.
@@ -76,6 +77,7 @@ pub struct Gateway {
     ready: AtomicBool,
     pub(crate) notices: broadcast::Sender<GatewayNotice>,
     pub(crate) subscriptions: Mutex<std::collections::HashMap<SubscriptionKey, usize>>,
+    pub(crate) views: Mutex<Views>,
     pub(crate) watchers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
@@ -92,6 +94,7 @@ impl Gateway {
             ready: AtomicBool::new(false),
             notices: broadcast::channel(64).0,
             subscriptions: Mutex::new(std::collections::HashMap::new()),
+            views: Mutex::new(Views::default()),
             watchers: Mutex::new(Vec::new()),
         }
     }
@@ -107,12 +110,24 @@ impl Gateway {
     }
 
     /// The catalog `identity` sees: cached for `cache_ttl`, otherwise aggregated afresh (one
-    /// aggregation at a time; concurrent callers share its result).
+    /// aggregation at a time; concurrent callers share its result). When some backend's
+    /// credential depends on the caller, the caller's own view (see `views.rs`).
     ///
     /// # Errors
     /// [`CoreError::DiscoveryTimeout`] past the discovery budget, [`CoreError::DiscoveryFailed`] when
     /// backends fail (per the partial-failure mode) or manual conflicts remain.
-    pub async fn catalog(&self, _identity: &Identity) -> Result<Arc<Catalog>, CoreError> {
+    pub async fn catalog(&self, identity: &Identity) -> Result<Arc<Catalog>, CoreError> {
+        let shared = self.shared_catalog().await?;
+        if self.has_per_caller()
+            && let Some(view) = self.view(identity).await?
+        {
+            return Ok(view);
+        }
+        Ok(shared)
+    }
+
+    /// The catalog of the backends whose credential does not depend on the caller.
+    async fn shared_catalog(&self) -> Result<Arc<Catalog>, CoreError> {
         if let Some(c) = self.cached() {
             return Ok(c);
         }
@@ -138,9 +153,15 @@ impl Gateway {
             .map(|(c, _)| c.clone())
     }
 
-    /// Drops the cached catalog so the next caller re-aggregates.
+    /// Drops the cached catalog (and every caller's view) so the next caller re-aggregates.
     pub fn invalidate(&self) {
         *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.views.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// How many callers have a view of their own.
+    pub fn view_count(&self) -> usize {
+        self.views.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     fn cached(&self) -> Option<Arc<Catalog>> {
@@ -152,11 +173,13 @@ impl Gateway {
     }
 
     async fn aggregate(&self) -> Result<Catalog, CoreError> {
+        // Backends whose credential depends on the caller are discovered per caller (views).
+        let shared: Vec<_> = self.backends.iter().filter(|b| !b.per_caller()).collect();
         let answers =
-            futures_util::future::join_all(self.backends.iter().map(discover::query)).await;
+            futures_util::future::join_all(shared.iter().map(|b| discover::query(b, None))).await;
         let mut caps = Vec::new();
         let mut failed = Vec::new();
-        for (backend, answer) in self.backends.iter().zip(answers) {
+        for (backend, answer) in shared.iter().zip(answers) {
             match answer {
                 Ok(c) => caps.push(c),
                 Err(e) => {
@@ -173,7 +196,7 @@ impl Gateway {
                 .join("; ")
         };
         if !failed.is_empty() {
-            let all_failed = caps.is_empty();
+            let all_failed = caps.is_empty() && !shared.is_empty();
             if self.opts.partial_failure == PartialFailureMode::Fail || all_failed {
                 return Err(CoreError::DiscoveryFailed(describe(&failed)));
             }
@@ -389,14 +412,13 @@ impl Gateway {
     ) -> Result<Value, CoreError> {
         let b = self.backend(backend)?;
         strip_reserved(&mut params);
+        let origin = Origin {
+            session: caller.session,
+            era: caller.era,
+            caller: Some(caller.identity),
+        };
         let mut result = b
-            .request(
-                caller.session,
-                caller.era,
-                method,
-                Some(&params),
-                caller.sink,
-            )
+            .request(origin, method, Some(&params), caller.sink)
             .await
             .map_err(|error| CoreError::Backend {
                 backend: backend.to_string(),
@@ -420,6 +442,7 @@ impl Gateway {
     pub async fn set_log_level(
         &self,
         catalog: &Catalog,
+        caller: &Identity,
         session: &str,
         session_level: &str,
         shared_level: &str,
@@ -431,10 +454,14 @@ impl Gateway {
             } else {
                 (None, shared_level)
             };
+            let origin = Origin {
+                session: conn,
+                era: Some(Era::Legacy),
+                caller: Some(caller),
+            };
             if let Err(e) = b
                 .request(
-                    conn,
-                    Some(Era::Legacy),
+                    origin,
                     "logging/setLevel",
                     Some(&json!({"level": level})),
                     None,

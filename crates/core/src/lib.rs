@@ -16,6 +16,7 @@ mod policy;
 mod prompts;
 mod subscriptions;
 mod uri_template;
+mod views;
 
 pub use admission::{Action, AllowAll, Authorizer, Identity, Kind};
 pub use catalog::{Catalog, Route};

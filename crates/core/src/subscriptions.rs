@@ -2,11 +2,21 @@
 //! the URI, once per (connection, URI) however many sessions subscribe; the last unsubscribe
 //! forwards the unsubscribe. Updates come back as [`crate::GatewayNotice::ResourceUpdated`].
 
+use vmcp_backend::Origin;
+
 use crate::{
     catalog::Catalog,
     error::CoreError,
     gateway::{Caller, Gateway, SubscriptionKey},
 };
+
+fn origin<'a>(caller: &Caller<'a>) -> Origin<'a> {
+    Origin {
+        session: caller.session,
+        era: caller.era,
+        caller: Some(caller.identity),
+    }
+}
 
 impl Gateway {
     /// Subscribes `caller` to `uri`.
@@ -28,10 +38,7 @@ impl Gateway {
         };
         if first {
             let b = self.backend(&backend)?;
-            if let Err(error) = b
-                .watch_resource(caller.session, caller.era, uri, true)
-                .await
-            {
+            if let Err(error) = b.watch_resource(origin(caller), uri, true).await {
                 self.release(&key);
                 return Err(CoreError::Backend { backend, error });
             }
@@ -52,7 +59,7 @@ impl Gateway {
         let (backend, key) = self.subscription_key(caller, catalog, uri)?;
         if self.release(&key) {
             let b = self.backend(&backend)?;
-            b.watch_resource(caller.session, caller.era, uri, false)
+            b.watch_resource(origin(caller), uri, false)
                 .await
                 .map_err(|error| CoreError::Backend { backend, error })?;
         }

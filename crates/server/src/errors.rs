@@ -77,6 +77,7 @@ fn backend_failure(backend: &str, error: BackendError) -> Failure {
                 BackendError::Protocol(_) => "protocol",
                 BackendError::Exited(_) => "exited",
                 BackendError::Cancelled => "cancelled",
+                BackendError::Auth(_) => "unauthorized",
                 BackendError::Rpc(_) => "rpc",
             };
             Failure {

@@ -174,7 +174,9 @@ async fn handle(
                     codes::INVALID_REQUEST,
                     "initialize is only valid as the first message, without a session",
                 )),
-                "logging/setLevel" => set_level(state, session, params.as_ref()).map(|v| raw(&v)),
+                "logging/setLevel" => {
+                    set_level(state, session, identity, params.as_ref()).map(|v| raw(&v))
+                }
                 "resources/subscribe" | "resources/unsubscribe" => {
                     subscription(state, session, identity, &method, params.as_ref())
                         .await
@@ -295,6 +297,7 @@ async fn initialize(
 fn set_level(
     state: &AppState,
     session: &Arc<Session>,
+    identity: &Identity,
     params: Option<&Value>,
 ) -> Result<Value, Failure> {
     let level = params
@@ -303,13 +306,17 @@ fn set_level(
         .unwrap_or_default();
     if session.set_log_level(level) {
         let shared = LOG_LEVELS[state.sessions.min_log_level()];
-        let (gw, catalog, id, level) = (
+        let (gw, catalog, id, level, caller) = (
             state.gateway.clone(),
             session.catalog(),
             session.id.clone(),
             level.to_string(),
+            identity.clone(),
         );
-        tokio::spawn(async move { gw.set_log_level(&catalog, &id, &level, shared).await });
+        tokio::spawn(async move {
+            gw.set_log_level(&catalog, &caller, &id, &level, shared)
+                .await
+        });
         Ok(json!({}))
     } else {
         Err(Failure::rpc(

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use serde_json::{Map, Value};
-use vmcp_auth::{Authenticator, FetchPolicy, OidcSettings, Secret};
+use vmcp_auth::{Authenticator, FetchPolicy, OidcSettings, OutgoingAuth, Secret};
 use vmcp_backend::{Backend, BackendSpec, Isolation, StdioSpec, TransportSpec};
 use vmcp_config::{Config, ConflictStrategy, ToolVisibility, Transport};
 use vmcp_config::{IncomingAuthType, OidcConfig};
@@ -22,6 +22,7 @@ pub(crate) fn backends(
 ) -> anyhow::Result<Vec<Arc<Backend>>> {
     let client = vmcp_backend::HttpClient::new(serving.len())?;
     let threshold = config.operational.failure_handling.unhealthy_threshold;
+    let fetch = outgoing_fetch_policy(config)?;
     config
         .backends
         .iter()
@@ -50,6 +51,35 @@ pub(crate) fn backends(
                     cwd: b.cwd.clone(),
                 }),
             };
+            let auth = match config.outgoing_auth.strategy_for(&b.name) {
+                None => OutgoingAuth::None,
+                Some(s) => {
+                    let path = if config.outgoing_auth.backends.contains_key(&b.name) {
+                        format!("outgoingAuth.backends.{}", b.name)
+                    } else {
+                        "outgoingAuth.default".to_string()
+                    };
+                    let auth = vmcp_auth::outgoing_auth(
+                        &s.kind,
+                        &s.raw.0,
+                        &|var| std::env::var(var).ok(),
+                        fetch.clone(),
+                    )
+                    .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+                    if auth.per_caller() && config.incoming_auth.kind != IncomingAuthType::Oidc {
+                        anyhow::bail!(
+                            "{path}: token_exchange exchanges the caller's token, so incomingAuth.type must be oidc"
+                        );
+                    }
+                    if !matches!(auth, OutgoingAuth::None) && b.transport == Transport::Stdio {
+                        anyhow::bail!(
+                            "{path}: backend {} runs over stdio, which has no HTTP credential; give it its secrets through env",
+                            b.name
+                        );
+                    }
+                    auth
+                }
+            };
             let spec = BackendSpec {
                 id: b.name.clone(),
                 transport,
@@ -61,6 +91,7 @@ pub(crate) fn backends(
                 max_per_session: config.server.max_per_session_processes,
                 per_session_idle: config.server.per_session_idle_timeout,
                 unhealthy_threshold: threshold,
+                auth,
             };
             Backend::new(spec, client.clone()).with_context(|| format!("backend {}", b.name))
         })
@@ -195,6 +226,16 @@ fn oidc_settings(o: &OidcConfig) -> anyhow::Result<(OidcSettings, Option<String>
         },
     };
     Ok((settings, resource))
+}
+
+/// How the gateway may reach token endpoints (token exchange): under the same rules, keys and
+/// trust anchors as the identity provider (`incomingAuth.oidc`): HTTPS unless `insecureAllowHttp`,
+/// no private addresses unless an `*AllowPrivateIp` key allows them.
+fn outgoing_fetch_policy(config: &Config) -> anyhow::Result<FetchPolicy> {
+    Ok(match &config.incoming_auth.oidc {
+        Some(o) => oidc_settings(o)?.0.fetch,
+        None => FetchPolicy::default(),
+    })
 }
 
 /// Who may read `/status`: as configured, else authenticated callers when incoming auth is OIDC
