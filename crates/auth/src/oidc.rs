@@ -216,8 +216,8 @@ impl OidcValidator {
             Ok::<_, String>((url, set))
         }
         .await;
-        drop(guard);
-        match fetched {
+        // The new keys are stored before the next waiter may look (it holds the guard next).
+        let outcome = match fetched {
             Ok((url, set)) => {
                 tracing::debug!(issuer = %self.settings.issuer, keys = set.len(), skipped = set.skipped, "fetched the issuer's signing keys");
                 let set = Arc::new(set);
@@ -237,7 +237,9 @@ impl OidcValidator {
                     Ok(None)
                 }
             }
-        }
+        };
+        drop(guard);
+        outcome
     }
 
     /// OIDC discovery: the `jwks_uri` of the issuer's configuration.
@@ -335,10 +337,27 @@ impl OidcValidator {
             )
             .await
             .map_err(|e| AuthError::Unavailable(format!("token introspection failed: {e}")))?;
-        if status != 200 {
-            return Err(AuthError::Unavailable(format!(
-                "token introspection answered HTTP {status}"
-            )));
+        match status {
+            200 => {}
+            // The endpoint refusing the gateway's own client credentials is a configuration
+            // problem, not the caller's.
+            401 | 403 => {
+                return Err(AuthError::Unavailable(format!(
+                    "token introspection refused the gateway's client credentials (HTTP {status})"
+                )));
+            }
+            // Other refusals are about the token (oidc-provider answers 400 for tokens it will
+            // not introspect).
+            400..=499 => {
+                return Err(AuthError::InvalidToken(format!(
+                    "token introspection refused the token (HTTP {status})"
+                )));
+            }
+            _ => {
+                return Err(AuthError::Unavailable(format!(
+                    "token introspection answered HTTP {status}"
+                )));
+            }
         }
         let claims = match serde_json::from_slice(&body) {
             Ok(Value::Object(m)) => m,

@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub mod eras;
+pub mod oidc;
 
 pub const JSON_AND_SSE: &str = "application/json, text/event-stream";
 
@@ -54,9 +55,15 @@ impl Gateway {
     }
 
     pub fn start_with(yaml: &str, extra: &[&str]) -> Gateway {
+        Self::start_env(yaml, extra, &[])
+    }
+
+    /// Like [`Gateway::start_with`], with extra environment variables for the process.
+    pub fn start_env(yaml: &str, extra: &[&str], env: &[(&str, &str)]) -> Gateway {
         let config_path = temp_path("yaml");
         std::fs::write(&config_path, yaml).expect("write config");
         let mut child = Command::new(env!("CARGO_BIN_EXE_vmcp"))
+            .envs(env.iter().copied())
             .arg("serve")
             .arg("--config")
             .arg(&config_path)
@@ -177,6 +184,8 @@ pub struct Client {
     pub url: String,
     pub session: Option<String>,
     pub version: String,
+    /// A bearer token sent with every request.
+    pub bearer: Option<String>,
     next: Arc<AtomicUsize>,
 }
 
@@ -200,6 +209,7 @@ impl Client {
             url: url.to_string(),
             session: None,
             version: "2025-11-25".into(),
+            bearer: None,
             next: Arc::new(AtomicUsize::new(100)),
         }
     }
@@ -213,9 +223,23 @@ impl Client {
         Self::connect_with(url, version, json!({})).await
     }
 
+    /// initialize + notifications/initialized, authenticated with `token`.
+    pub async fn connect_as(url: &str, token: &str) -> Client {
+        let mut c = Client::new(url);
+        c.bearer = Some(token.to_string());
+        c.handshake("2025-11-25", json!({})).await;
+        c
+    }
+
     /// initialize (declaring `capabilities`) + notifications/initialized.
     pub async fn connect_with(url: &str, version: &str, capabilities: Value) -> Client {
         let mut c = Client::new(url);
+        c.handshake(version, capabilities).await;
+        c
+    }
+
+    async fn handshake(&mut self, version: &str, capabilities: Value) {
+        let c = self;
         let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": version, "capabilities": capabilities,
             "clientInfo": {"name": "test", "version": "1"}}});
@@ -235,7 +259,6 @@ impl Client {
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let n = c.post_raw(c.session.clone(), initialized).await;
         assert_eq!(n.status, 202);
-        c
     }
 
     pub async fn post_raw(&self, session: Option<String>, body: Value) -> Answer {
@@ -259,6 +282,9 @@ impl Client {
             req = req
                 .header("mcp-session-id", s)
                 .header("mcp-protocol-version", self.version.clone());
+        }
+        if let Some(token) = &self.bearer {
+            req = req.header("authorization", format!("Bearer {token}"));
         }
         for (k, v) in headers {
             req = req.header(*k, *v);
@@ -316,6 +342,9 @@ impl Client {
         let mut req = self.http.delete(&self.url);
         if let Some(s) = &self.session {
             req = req.header("mcp-session-id", s);
+        }
+        if let Some(token) = &self.bearer {
+            req = req.bearer_auth(token);
         }
         req.send().await.expect("DELETE").status().as_u16()
     }

@@ -102,6 +102,48 @@ pub struct Seen {
     pub subscriptions: Mutex<Vec<(String, String, Option<String>)>>,
     /// The sessions subscribed to each URI, to notify on [`SdkBackend::touch`].
     subscribers: Mutex<Vec<(String, Peer<RoleServer>)>>,
+    /// The credentials each tools/list and tools/call came with.
+    pub credentials: Mutex<Vec<Credential>>,
+}
+
+/// The credential headers one request carried.
+#[derive(Debug, Clone)]
+pub struct Credential {
+    /// `tools/list` or the called tool's name.
+    pub what: String,
+    /// The `Authorization` header.
+    pub authorization: Option<String>,
+    /// The `X-Api-Key` header.
+    pub api_key: Option<String>,
+}
+
+impl Credential {
+    /// The claims of the bearer token, when it is a JWT (decoded, not verified).
+    pub fn claims(&self) -> Option<Value> {
+        use base64::Engine;
+        let token = self.authorization.as_deref()?.strip_prefix("Bearer ")?;
+        let payload = token.split('.').nth(1)?;
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+}
+
+fn credential_of(what: &str, context: &RequestContext<RoleServer>) -> Credential {
+    let header = |name: &str| {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.headers.get(name))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    Credential {
+        what: what.to_string(),
+        authorization: header("authorization"),
+        api_key: header("x-api-key"),
+    }
 }
 
 impl Seen {
@@ -478,9 +520,26 @@ impl ServerHandler for EraServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let all = self.tool_defs();
+        let credential = credential_of("tools/list", &context);
+        let mut all = self.tool_defs();
+        // What a caller's credential surfaces: a tool of its own, named after the token's subject.
+        if let Some(sub) = credential
+            .claims()
+            .and_then(|c| c["sub"].as_str().map(str::to_string))
+        {
+            all.insert(
+                0,
+                tool_def(
+                    &format!("for_{sub}"),
+                    "Only for this subject",
+                    json!({}),
+                    &[],
+                ),
+            );
+        }
+        self.seen.credentials.lock().unwrap().push(credential);
         let start: usize = request
             .and_then(|r| r.cursor)
             .map(|c| {
@@ -504,6 +563,11 @@ impl ServerHandler for EraServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let meta = serde_json::to_value(&context.meta).unwrap();
         let tool = request.name.to_string();
+        self.seen
+            .credentials
+            .lock()
+            .unwrap()
+            .push(credential_of(&tool, &context));
         self.seen
             .calls
             .lock()
@@ -542,6 +606,7 @@ impl ServerHandler for EraServer {
                 Ok(text_result("grown").into())
             }
             "extra" if self.seen.grown.load(Ordering::SeqCst) => Ok(text_result("extra").into()),
+            t if t.starts_with("for_") => Ok(text_result(t).into()),
             "sample" if both => {
                 let question = args["question"].as_str().unwrap_or("?");
                 let params: CreateMessageRequestParams = from(json!({
