@@ -16,9 +16,12 @@
 
 mod common;
 
-use common::eras::{BackendEra, ModernClient, SdkBackend, spawn_sdk};
+use common::eras::{
+    Answerer, BackendEra, ModernClient, SdkBackend, rmcp_legacy_as, rmcp_modern_as, spawn_sdk,
+};
 use common::oidc::OidcProvider;
 use common::{Client, Gateway, http};
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
 const AUDIENCE: &str = "https://vmcp.test/mcp";
@@ -511,5 +514,78 @@ async fn no_secret_reaches_the_logs() {
         // A JWT's payload alone would reveal the token too.
         let probe = secret.split('.').nth(1).unwrap_or(secret);
         assert!(!logs.contains(probe), "{what} appears in the logs");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rmcp_clients_of_both_revisions_authenticate_with_a_bearer_token() {
+    let Some(w) = world().await else { return };
+    let alice = w.idp.token("alice", &[]).await;
+    for modern in [false, true] {
+        let handler = Answerer::new("rmcp", json!({}));
+        let client = if modern {
+            rmcp_modern_as(&w.gw.url, Some(&alice), handler).await
+        } else {
+            rmcp_legacy_as(&w.gw.url, Some(&alice), handler).await
+        };
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(
+            tools.iter().any(|t| t.name == "exchanged_for_alice"),
+            "modern={modern}: {:?}",
+            tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()
+        );
+        let r = client
+            .call_tool(CallToolRequestParams::new("exchanged_whoami"))
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&r).unwrap()["content"][0]["text"],
+            "exchanged",
+            "modern={modern}"
+        );
+        let _ = client.cancel().await;
+    }
+}
+
+/// The Python SDK's client (PyPI `mcp`, installed by .ci/venv.sh) with a bearer token, on both
+/// revisions: it sees and calls what its own credential surfaces, and is refused without it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_client_authenticates_on_both_revisions() {
+    let python = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.ci/.venv/bin/python");
+    if !std::path::Path::new(python).exists() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "the Python SDK is not installed: run .ci/venv.sh"
+        );
+        eprintln!("note: skipping: the Python SDK is not installed (run .ci/venv.sh)");
+        return;
+    }
+    let Some(w) = world().await else { return };
+    let bob = w.idp.token("bob", &[]).await;
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/interop/python_auth_client.py"
+    );
+    for mode in ["legacy", "auto"] {
+        let out = tokio::process::Command::new(python)
+            .args([
+                script,
+                &w.gw.url,
+                mode,
+                &bob,
+                "exchanged_for_bob",
+                "exchanged_whoami",
+                "exchanged",
+            ])
+            .output()
+            .await
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "mode {mode}:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(text.matches("ok  ").count(), 5, "mode {mode}:\n{text}");
     }
 }

@@ -950,28 +950,42 @@ impl ClientHandler for Answerer {
 
 pub type RmcpClient = RunningService<RoleClient, Answerer>;
 
-fn transport(url: &str) -> StreamableHttpClientTransport<reqwest::Client> {
-    StreamableHttpClientTransport::with_client(
-        http(),
-        StreamableHttpClientTransportConfig::with_uri(url.to_string()),
-    )
+fn transport(url: &str, token: Option<&str>) -> StreamableHttpClientTransport<reqwest::Client> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    StreamableHttpClientTransport::with_client(http(), config)
 }
 
 /// An rmcp client using the `initialize` handshake (Legacy).
 pub async fn rmcp_legacy(url: &str, handler: Answerer) -> RmcpClient {
-    step("rmcp legacy initialize", handler.serve(transport(url)))
-        .await
-        .unwrap_or_else(|e| panic!("rmcp legacy client could not connect to {url}: {e}"))
+    rmcp_legacy_as(url, None, handler).await
+}
+
+/// Like [`rmcp_legacy`], sending `token` as a bearer token.
+pub async fn rmcp_legacy_as(url: &str, token: Option<&str>, handler: Answerer) -> RmcpClient {
+    step(
+        "rmcp legacy initialize",
+        handler.serve(transport(url, token)),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("rmcp legacy client could not connect to {url}: {e}"))
 }
 
 /// An rmcp client using `server/discover` and per-request metadata (Modern), no fallback.
 pub async fn rmcp_modern(url: &str, handler: Answerer) -> RmcpClient {
+    rmcp_modern_as(url, None, handler).await
+}
+
+/// Like [`rmcp_modern`], sending `token` as a bearer token.
+pub async fn rmcp_modern_as(url: &str, token: Option<&str>, handler: Answerer) -> RmcpClient {
     let mode = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
     step(
         "rmcp modern discover",
-        handler.serve_with_lifecycle(transport(url), mode),
+        handler.serve_with_lifecycle(transport(url, token), mode),
     )
     .await
     .unwrap_or_else(|e| panic!("rmcp modern client could not connect to {url}: {e}"))
