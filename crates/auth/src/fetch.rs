@@ -130,6 +130,11 @@ impl Fetcher {
             let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
                 FetchError::Refused(format!("caBundlePath is not a PEM bundle: {e}"))
             })?;
+            if certs.is_empty() {
+                return Err(FetchError::Refused(
+                    "caBundlePath holds no PEM certificate".into(),
+                ));
+            }
             for cert in certs {
                 builder = builder.add_root_certificate(cert);
             }
@@ -357,6 +362,70 @@ mod tests {
         let strict = fetcher(true, false);
         let e = strict.get("http://localhost:9/nothing").await.unwrap_err();
         assert!(e.to_string().contains("private or loopback"), "{e}");
+    }
+
+    /// An HTTPS server on loopback with the test certificate of tests/tls (a private CA).
+    async fn tls_server() -> String {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/tls");
+        let certs: Vec<CertificateDer> = CertificateDer::pem_file_iter(format!("{dir}/server.pem"))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let key = PrivateKeyDer::from_pem_file(format!("{dir}/server.key")).unwrap();
+        let config = rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let mut buf = [0u8; 4096];
+                    let _ = tls.read(&mut buf).await;
+                    let _ = tls
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 11\r\nconnection: close\r\n\r\n{\"keys\":[]}")
+                        .await;
+                    let _ = tls.shutdown().await;
+                });
+            }
+        });
+        format!("https://127.0.0.1:{port}/jwks")
+    }
+
+    #[tokio::test]
+    async fn a_private_ca_is_trusted_only_with_its_bundle() {
+        let url = tls_server().await;
+        let ca = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/tls/ca.pem"
+        ))
+        .unwrap();
+        let trusting = Fetcher::new(FetchPolicy {
+            allow_private: true,
+            ca_bundle_pem: Some(ca),
+            ..FetchPolicy::default()
+        })
+        .unwrap();
+        assert_eq!(trusting.get(&url).await.unwrap(), b"{\"keys\":[]}");
+        let e = fetcher(false, true).get(&url).await.unwrap_err();
+        assert!(e.to_string().contains("UnknownIssuer"), "{e}");
+        assert!(
+            Fetcher::new(FetchPolicy {
+                ca_bundle_pem: Some(b"not pem".to_vec()),
+                ..FetchPolicy::default()
+            })
+            .is_err()
+        );
     }
 
     #[test]

@@ -80,6 +80,8 @@ pub fn set_serving_thread(index: usize) {
 pub struct HttpClient {
     shared: reqwest::Client,
     per_thread: Arc<[OnceLock<reqwest::Client>]>,
+    /// Extra trust anchors (a backend's `caBundlePath`).
+    roots: Arc<[reqwest::Certificate]>,
 }
 
 impl HttpClient {
@@ -91,6 +93,29 @@ impl HttpClient {
         Ok(Self {
             shared: crate::http_client()?,
             per_thread: (0..serving_threads).map(|_| OnceLock::new()).collect(),
+            roots: Arc::new([]),
+        })
+    }
+
+    /// A client like this one that also trusts the CA certificates of `pem` (a backend's
+    /// `caBundlePath`), with pools of its own.
+    ///
+    /// # Errors
+    /// When `pem` holds no certificate or the TLS stack cannot be initialised.
+    pub fn trusting(&self, pem: &[u8]) -> Result<Self, BackendError> {
+        let roots = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| BackendError::Unavailable(format!("CA bundle is not PEM: {e}")))?;
+        if roots.is_empty() {
+            return Err(BackendError::Unavailable(
+                "CA bundle holds no certificate".into(),
+            ));
+        }
+        Ok(Self {
+            shared: crate::http_client_trusting(&roots)?,
+            per_thread: (0..self.per_thread.len())
+                .map(|_| OnceLock::new())
+                .collect(),
+            roots: roots.into(),
         })
     }
 
@@ -102,9 +127,9 @@ impl HttpClient {
         {
             // The settings built fine for the shared pool; should a second build fail anyway
             // (out of resources), the shared pool still works.
-            Some(pool) => {
-                pool.get_or_init(|| crate::http_client().unwrap_or_else(|_| self.shared.clone()))
-            }
+            Some(pool) => pool.get_or_init(|| {
+                crate::http_client_trusting(&self.roots).unwrap_or_else(|_| self.shared.clone())
+            }),
             None => &self.shared,
         }
     }

@@ -40,13 +40,24 @@ pub use sink::{CallEvent, CallSink, ClientView};
 /// # Errors
 /// When the TLS stack cannot be initialised.
 pub fn http_client() -> Result<reqwest::Client, BackendError> {
+    http_client_trusting(&[])
+}
+
+/// Like [`http_client`], also trusting `roots` (a backend's `caBundlePath`).
+pub(crate) fn http_client_trusting(
+    roots: &[reqwest::Certificate],
+) -> Result<reqwest::Client, BackendError> {
     // reqwest is built without a default crypto provider; install ring once (a second install fails
     // harmlessly when one is already set).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .tcp_nodelay(true)
         .pool_idle_timeout(std::time::Duration::from_secs(90))
-        .pool_max_idle_per_host(64)
+        .pool_max_idle_per_host(64);
+    for root in roots {
+        builder = builder.add_root_certificate(root.clone());
+    }
+    builder
         .build()
         .map_err(|e| BackendError::Unavailable(format!("cannot build HTTP client: {e}")))
 }

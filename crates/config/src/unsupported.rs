@@ -14,11 +14,6 @@ impl Config {
         if self.backends.is_empty() && self.group_ref.is_some() {
             add("groupRef (discovering backends from a ToolHive group)".to_owned());
         }
-        for (i, b) in self.backends.iter().enumerate() {
-            if b.ca_bundle_path.is_some() {
-                add(format!("backends[{i}].caBundlePath"));
-            }
-        }
         if let Some(authz) = &self.incoming_auth.authz
             && authz.get("type").and_then(|t| t.as_str()) != Some("none")
         {

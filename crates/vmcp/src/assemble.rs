@@ -93,7 +93,18 @@ pub(crate) fn backends(
                 unhealthy_threshold: threshold,
                 auth,
             };
-            Backend::new(spec, client.clone()).with_context(|| format!("backend {}", b.name))
+            let client = match &b.ca_bundle_path {
+                None => client.clone(),
+                Some(path) => {
+                    let pem = std::fs::read(path).with_context(|| {
+                        format!("backends[{i}].caBundlePath: cannot read {}", path.display())
+                    })?;
+                    client
+                        .trusting(&pem)
+                        .with_context(|| format!("backends[{i}].caBundlePath"))?
+                }
+            };
+            Backend::new(spec, client).with_context(|| format!("backend {}", b.name))
         })
         .collect()
 }
