@@ -1,31 +1,50 @@
 #!/usr/bin/env bash
-# The official MCP conformance suite against an independent server that serves BOTH revisions,
-# built with the Python MCP SDK (tests/interop/conformance_server.py), directly and through vmcp in
-# front of it; then .ci/conformance-compare.py checks that every check passing directly passes
-# through the gateway too (the listed exceptions aside). Suites: 0.1.16 (active set) and
-# 0.2.0-alpha.12 --suite all at --spec-version 2025-11-25 and 2026-07-28.
+# The official MCP conformance suite against independent servers that serve BOTH revisions,
+# each built with an official SDK, directly and through vmcp in front of it (one vmcp per server);
+# then .ci/conformance-compare.py checks that every check passing directly passes through the
+# gateway too (the listed exceptions aside). Servers:
+#   - python: the Python MCP SDK (tests/interop/conformance_server.py);
+#   - rmcp:   rmcp, the Rust SDK (crates/rmcp-conformance).
+# Suites, for each: 0.1.16 (active set) and 0.2.0-alpha.12 --suite all at --spec-version
+# 2025-11-25 and 2026-07-28. Every run is done even when one fails; the exit status says if any did.
+# KEEP_WORK=1 keeps the temporary directory (suite outputs, server and vmcp logs) and names it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .ci/venv.sh
 cargo build -q -p vmcp -p vmcp-testkit --bin vmcp --bin vmcp-fixture
+cargo build -q -p vmcp-rmcp-conformance
 
 work=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ "${KEEP_WORK:-}" = 1 ]; then echo "== kept $work"; else rm -rf "$work"; fi
+}
 trap cleanup EXIT
 wait_line() { for _ in $(seq 300); do grep -q listening "$1" 2>/dev/null && return 0; sleep 0.05; done; echo "no listening line in $1"; cat "${1%.out}.err" 2>/dev/null; return 1; }
 
-.ci/.venv/bin/python tests/interop/conformance_server.py --port 0 >"$work/sdk.out" 2>"$work/sdk.err" &
-pids+=($!)
-wait_line "$work/sdk.out"
-sdk_url="$(awk '{print $2}' "$work/sdk.out")/mcp"
+# start_server NAME COMMAND... -> the server's MCP URL in $work/NAME.url
+start_server() {
+  local name=$1; shift
+  "$@" --port 0 >"$work/$name.out" 2>"$work/$name.err" &
+  pids+=($!)
+  wait_line "$work/$name.out"
+  echo "$(awk '{print $2}' "$work/$name.out")/mcp" >"$work/$name.url"
+}
 
-cat >"$work/gw.yaml" <<YAML
+# start_gateway NAME SERVER_URL ISOLATION -> the URL of a vmcp in front of the server (and a
+# second, stdio backend, so the aggregation is real) in $work/gw-NAME.url; its log is
+# $work/gw-NAME.err
+start_gateway() {
+  local name=$1 url=$2 isolation=$3
+  cat >"$work/gw-$name.yaml" <<YAML
 name: conformance
 backends:
-  - name: sdk
+  - name: $name
     transport: streamable-http
-    url: $sdk_url
+    url: $url
+    isolation: $isolation
   - name: extra
     transport: stdio
     command: $PWD/target/debug/vmcp-fixture
@@ -33,30 +52,52 @@ backends:
 aggregation:
   conflictResolution: priority
   conflictResolutionConfig:
-    priorityOrder: [sdk, extra]
+    priorityOrder: [$name, extra]
 YAML
-./target/debug/vmcp serve --config "$work/gw.yaml" --port 0 >"$work/gw.out" 2>"$work/gw.err" &
-pids+=($!)
-wait_line "$work/gw.out"
-gw_url=$(awk '{print $4}' "$work/gw.out")
+  ./target/debug/vmcp serve --config "$work/gw-$name.yaml" --port 0 >"$work/gw-$name.out" 2>"$work/gw-$name.err" &
+  pids+=($!)
+  wait_line "$work/gw-$name.out"
+  awk '{print $4}' "$work/gw-$name.out" >"$work/gw-$name.url"
+}
 
-run() { # label suite args... ; runs directly and through vmcp, then compares
-  local label=$1; shift
-  local slug; slug=$(echo "$label" | tr -c 'a-z0-9' '-')
+start_server python .ci/.venv/bin/python tests/interop/conformance_server.py
+start_server rmcp ./target/debug/vmcp-rmcp-conformance
+# The Python server sits behind one backend session all client sessions share (the default);
+# the rmcp server behind one per client session. rmcp sends a tool's log notifications
+# (notifications/message) on the session's standalone GET stream, not on the call's response
+# stream (rmcp 3.11 LocalSessionWorker::resolve_outbound_channel); on a shared backend session
+# vmcp cannot tell whose they are and drops them (crates/backend/src/inbound.rs: attribution is
+# never guessed), so tools-call-with-logging would be lost. On a per-session backend session the
+# GET stream belongs to one client session, and they reach it.
+start_gateway python "$(cat "$work/python.url")" shared
+start_gateway rmcp "$(cat "$work/rmcp.url")" perSession
+
+failed=()
+run() { # server label suite args... ; runs directly and through that server's vmcp, then compares
+  local server=$1 label=$2; shift 2
+  local slug; slug=$server-$(echo "$label" | tr -c 'a-z0-9' '-')
+  local ok=1
   for side in direct gateway; do
-    local url=$sdk_url; [ "$side" = gateway ] && url=$gw_url
-    echo "== $label, $side ($url)"
+    local url; url=$(cat "$work/$server.url"); [ "$side" = gateway ] && url=$(cat "$work/gw-$server.url")
+    echo "== $server: $label, $side ($url)"
     if ! .ci/conformance.sh "$url" "$@" -o "$work/$slug-$side" >"$work/$slug-$side.log" 2>&1; then
       grep -E "^(✗|Total|== )" "$work/$slug-$side.log" || true
-      [ "$side" = gateway ] && { echo "-- vmcp log (tail)"; tail -30 "$work/gw.err"; }
-      exit 1
+      [ "$side" = gateway ] && { echo "-- vmcp log (tail)"; tail -30 "$work/gw-$server.err"; }
+      ok=0
     fi
     grep -E "^Total" "$work/$slug-$side.log" || true
   done
-  .ci/conformance-compare.py "$work/$slug-direct" "$work/$slug-gateway"
+  .ci/conformance-compare.py "$work/$slug-direct" "$work/$slug-gateway" || ok=0
+  [ "$ok" = 1 ] || failed+=("$server: $label")
 }
 
-run "0.1.16 active" 0.1
-run "0.2 all at 2025-11-25" 0.2 --suite all --spec-version 2025-11-25
-run "0.2 all at 2026-07-28" 0.2 --suite all --spec-version 2026-07-28
-echo "== conformance over the Python SDK server: every check passing directly passes through vmcp"
+for server in python rmcp; do
+  run "$server" "0.1.16 active" 0.1
+  run "$server" "0.2 all at 2025-11-25" 0.2 --suite all --spec-version 2025-11-25
+  run "$server" "0.2 all at 2026-07-28" 0.2 --suite all --spec-version 2026-07-28
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '== FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "== conformance over the Python SDK and rmcp servers: every check passing directly passes through vmcp"
