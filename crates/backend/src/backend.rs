@@ -110,6 +110,8 @@ pub struct Origin<'a> {
     pub era: Option<Era>,
     /// The caller, whose token is exchanged when the backend's credential depends on it.
     pub caller: Option<&'a Identity>,
+    /// The client's request headers the config passes through (`passthroughHeaders`).
+    pub headers: Option<&'a HeaderMap>,
 }
 
 /// Most per-caller connections of one backend (callers whose credential is exchanged).
@@ -332,6 +334,21 @@ impl Backend {
     ) -> Result<Value, BackendError> {
         let era = origin.era;
         let conn = self.connection(origin).await?;
+        crate::client::with_passthrough(
+            origin.headers,
+            self.request_on(conn, era, method, params, sink),
+        )
+        .await
+    }
+
+    async fn request_on(
+        &self,
+        conn: Arc<dyn Connection>,
+        era: Option<Era>,
+        method: &str,
+        params: Option<&Value>,
+        sink: Option<&CallSink>,
+    ) -> Result<Value, BackendError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         // A progress token is replaced by one the gateway issued, so progress can be attributed on
         // any transport and mapped back to the caller's own token.

@@ -31,6 +31,38 @@ thread_local! {
     static SLOT: Cell<usize> = const { Cell::new(0) };
 }
 
+tokio::task_local! {
+    /// The client's request headers the config passes through (`passthroughHeaders`), for the
+    /// backend request being made: set around one request, read by the POST builders. (A task
+    /// local rather than a parameter through every transport: only POSTs of that request carry
+    /// them, and nothing the request spawns.)
+    static PASSTHROUGH: HeaderMap;
+}
+
+/// Runs `request` with `headers` passed through on its POSTs.
+pub(crate) async fn with_passthrough<F: Future>(
+    headers: Option<&HeaderMap>,
+    request: F,
+) -> F::Output {
+    match headers.filter(|h| !h.is_empty()) {
+        Some(h) => PASSTHROUGH.scope(h.clone(), request).await,
+        None => request.await,
+    }
+}
+
+/// The passed-through headers of the request being made, if any.
+pub(crate) fn passthrough_headers() -> Option<HeaderMap> {
+    PASSTHROUGH.try_with(HeaderMap::clone).ok()
+}
+
+/// The passed-through headers of the request being made, added to `post`.
+pub(crate) fn passed_through(post: Post) -> Post {
+    match passthrough_headers() {
+        Some(extra) => post.headers(&extra),
+        None => post,
+    }
+}
+
 /// A connection's request headers: the backend's static ones and, for credentials that depend on
 /// the caller, the current credential, swapped in before a request (requests in flight keep the
 /// map they started with). Cheap to clone; clones share the map.

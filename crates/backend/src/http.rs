@@ -11,7 +11,7 @@ use tokio::sync::Mutex as AsyncMutex;
 use vmcp_proto::{Message, jsonrpc, revision, sse};
 
 use crate::{
-    client::{Endpoint, Headers, Post, Response, SESSION_HEADER, VERSION_HEADER},
+    client::{Endpoint, Headers, Post, Response, SESSION_HEADER, VERSION_HEADER, passed_through},
     connection::Connection,
     error::{BackendError, describe},
     handshake::{self, ServerInfo},
@@ -171,7 +171,8 @@ impl HttpConnection {
                 .post_to(&self.endpoint)
                 .headers(&self.headers.load()),
         };
-        req.header(ACCEPT, "application/json, text/event-stream")
+        passed_through(req)
+            .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
             .send(body)
             .await

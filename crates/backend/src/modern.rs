@@ -16,7 +16,9 @@ use vmcp_proto::era::{
 use vmcp_proto::{Message, codes, era, jsonrpc, mcp_name, meta::strip_reserved, revision, sse};
 
 use crate::{
-    client::{Endpoint, Headers, METHOD_HEADER, NAME_HEADER, Response, VERSION_HEADER},
+    client::{
+        Endpoint, Headers, METHOD_HEADER, NAME_HEADER, Response, VERSION_HEADER, passed_through,
+    },
     connection::Connection,
     error::BackendError,
     error::describe,
@@ -131,14 +133,15 @@ impl ModernConnection {
         params: Option<&Value>,
         body: Vec<u8>,
     ) -> Result<Response, BackendError> {
-        let mut req = self
-            .client
-            .post_to(&self.endpoint)
-            .headers(&self.headers.load())
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .header(VERSION_HEADER, revision::MODERN)
-            .header(METHOD_HEADER, method);
+        let mut req = passed_through(
+            self.client
+                .post_to(&self.endpoint)
+                .headers(&self.headers.load()),
+        )
+        .header(ACCEPT, "application/json, text/event-stream")
+        .header(CONTENT_TYPE, "application/json")
+        .header(VERSION_HEADER, revision::MODERN)
+        .header(METHOD_HEADER, method);
         if method == "tools/call"
             && let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str)
         {

@@ -154,10 +154,12 @@ impl SseConnection {
     }
 
     async fn send(&self, session: &SseSession, body: Vec<u8>) -> Result<(), BackendError> {
+        let mut headers = self.headers.to_map();
+        headers.extend(crate::client::passthrough_headers().unwrap_or_default());
         let resp = self
             .client
             .post(session.post_url.clone())
-            .headers(self.headers.to_map())
+            .headers(headers)
             .header(CONTENT_TYPE, "application/json")
             .body(body)
             .send()

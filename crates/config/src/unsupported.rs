@@ -77,9 +77,6 @@ impl Config {
         {
             add("sessionStorage (provider redis)".to_owned());
         }
-        if !self.passthrough_headers.is_empty() {
-            add("passthroughHeaders".to_owned());
-        }
         out
     }
 }

@@ -212,7 +212,6 @@ incomingAuth: {{type: local}}
             "aggregation.tools[0].toolConfigRef",
             "optimizer",
             "rateLimiting",
-            "passthroughHeaders",
         ]
     );
 }

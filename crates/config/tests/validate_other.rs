@@ -188,12 +188,19 @@ fn outgoing_auth_rules() {
 #[test]
 fn passthrough_headers_and_session_storage_rules() {
     let yaml = format!(
-        "{ONE_STDIO}passthroughHeaders: [X-Tenant, Authorization, Host, \"\", \"a b\"]\nsessionStorage:\n  provider: redis\n"
+        "{ONE_STDIO}passthroughHeaders: [X-Tenant, Authorization, Host, \"\", \"a b\", X-Forwarded-Port, Mcp-Param-Region, Accept]\nsessionStorage:\n  provider: redis\n"
     );
     error_at(&yaml, "passthroughHeaders[1]", "credentials");
     error_at(&yaml, "passthroughHeaders[2]", "restricted");
     error_at(&yaml, "passthroughHeaders[3]", "must not be empty");
     error_at(&yaml, "passthroughHeaders[4]", "invalid header name");
+    for i in 5..8 {
+        error_at(
+            &yaml,
+            &format!("passthroughHeaders[{i}]"),
+            "set by the gateway",
+        );
+    }
     error_at(
         &yaml,
         "sessionStorage.address",

@@ -32,6 +32,8 @@ pub struct Caller<'a> {
     pub sink: Option<&'a CallSink>,
     /// The revision family the client speaks: a backend serving both is spoken to in it.
     pub era: Option<Era>,
+    /// The client's request headers the config passes through to backends.
+    pub headers: Option<&'a http::HeaderMap>,
 }
 
 /// A forwarded resource subscription: (backend, connection, revision hop, URI).
@@ -416,6 +418,7 @@ impl Gateway {
             session: caller.session,
             era: caller.era,
             caller: Some(caller.identity),
+            headers: caller.headers,
         };
         let mut result = b
             .request(origin, method, Some(&params), caller.sink)
@@ -458,6 +461,7 @@ impl Gateway {
                 session: conn,
                 era: Some(Era::Legacy),
                 caller: Some(caller),
+                headers: None,
             };
             if let Err(e) = b
                 .request(

@@ -15,6 +15,7 @@ fn origin<'a>(caller: &Caller<'a>) -> Origin<'a> {
         session: caller.session,
         era: caller.era,
         caller: Some(caller.identity),
+        headers: caller.headers,
     }
 }
 

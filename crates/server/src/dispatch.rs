@@ -23,6 +23,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) sink: Option<&'a CallSink>,
     /// The revision family of the client's request.
     pub(crate) era: Era,
+    /// The client's request headers passed through to backends.
+    pub(crate) forwarded: Option<&'a http::HeaderMap>,
 }
 
 impl Ctx<'_> {
@@ -32,6 +34,7 @@ impl Ctx<'_> {
             session: self.session,
             sink: self.sink,
             era: Some(self.era),
+            headers: self.forwarded,
         }
     }
 }

@@ -141,9 +141,20 @@ pub(crate) async fn post(
         && let Message::Request { id, method, params } = msg
     {
         let audience = Arc::new(stream::Audience::Legacy(session));
-        return stream::serve(state.clone(), audience, identity, id, method, params).await;
+        let forwarded = state.options.forwarded(&headers);
+        return stream::serve(
+            state.clone(),
+            audience,
+            identity,
+            forwarded,
+            id,
+            method,
+            params,
+        )
+        .await;
     }
-    match handle(&state, &session, &identity, msg).await {
+    let forwarded = state.options.forwarded(&headers);
+    match handle(&state, &session, &identity, forwarded.as_ref(), msg).await {
         Some(Ok((id, result))) => reply::result(format, &id, &result),
         Some(Err((id, failure))) => reply::failure(format, &id, &failure),
         None => reply::accepted(),
@@ -164,6 +175,7 @@ async fn handle(
     state: &AppState,
     session: &Arc<Session>,
     identity: &Identity,
+    forwarded: Option<&HeaderMap>,
     msg: Message,
 ) -> Option<Answer> {
     match msg {
@@ -191,6 +203,7 @@ async fn handle(
                         page_size: state.options.page_size,
                         sink: None,
                         era: Era::Legacy,
+                        forwarded,
                     };
                     dispatch::dispatch(&state.gateway, &ctx, &method, params)
                         .await
@@ -346,6 +359,7 @@ async fn subscription(
         session: Some(&session.id),
         sink: None,
         era: Some(Era::Legacy),
+        headers: None,
     };
     let on = method == "resources/subscribe";
     // Only the first subscribe and the last unsubscribe of this session reach the core.
@@ -375,6 +389,7 @@ async fn batch(
         Ok(s) => s,
         Err(r) => return r,
     };
+    let forwarded = state.options.forwarded(headers);
     if !revision::allows_batches(session.protocol_version) {
         let (id, err) = ParseError::Batch(Vec::new()).to_error();
         return reply::message(
@@ -400,7 +415,7 @@ async fn batch(
                     "initialize cannot be part of a batch",
                 ),
             ))),
-            Ok(msg) => handle(state, &session, identity, msg).await,
+            Ok(msg) => handle(state, &session, identity, forwarded.as_ref(), msg).await,
             Err(e) => {
                 let (id, err) = e.to_error();
                 Some(Err((

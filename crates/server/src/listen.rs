@@ -62,6 +62,7 @@ pub(crate) async fn serve(
         session: Some(&subscription),
         sink: None,
         era: Some(Era::Modern),
+        headers: None,
     };
     let mut uris = Vec::new();
     for uri in filter
@@ -146,6 +147,7 @@ pub(crate) async fn serve(
             session: Some(&subscription),
             sink: None,
             era: Some(Era::Modern),
+            headers: None,
         };
         if let Some(catalog) = state.gateway.cached_catalog() {
             for uri in &uris {

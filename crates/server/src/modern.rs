@@ -52,7 +52,17 @@ pub(crate) async fn serve(
                 .and_then(Value::as_str),
         );
         let audience = Arc::new(Audience::Modern(audience));
-        return stream::serve(state, audience, identity, id, method, Some(params)).await;
+        let forwarded = state.options.forwarded(headers);
+        return stream::serve(
+            state,
+            audience,
+            identity,
+            forwarded,
+            id,
+            method,
+            Some(params),
+        )
+        .await;
     }
     let outcome = match method.as_str() {
         "server/discover" => discover(&state, &identity).await,
@@ -173,6 +183,7 @@ async fn list(
         page_size: state.options.page_size,
         sink: None,
         era: Era::Modern,
+        forwarded: None,
     };
     match dispatch::dispatch(&state.gateway, &ctx, method, Some(params)).await {
         Ok(Reply::Page(page)) => {

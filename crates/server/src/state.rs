@@ -32,6 +32,24 @@ pub struct ServerOptions {
     pub auth: Authenticator,
     /// Who may read `/status`.
     pub status_access: StatusAccess,
+    /// Client request headers copied to backend requests (`passthroughHeaders`).
+    pub passthrough_headers: Vec<http::HeaderName>,
+}
+
+impl ServerOptions {
+    /// The passed-through headers a client request carries, if any.
+    pub(crate) fn forwarded(&self, headers: &http::HeaderMap) -> Option<http::HeaderMap> {
+        if self.passthrough_headers.is_empty() {
+            return None;
+        }
+        let mut out = http::HeaderMap::new();
+        for name in &self.passthrough_headers {
+            for value in headers.get_all(name) {
+                out.append(name.clone(), value.clone());
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
 }
 
 impl Default for ServerOptions {
@@ -46,6 +64,7 @@ impl Default for ServerOptions {
             connection_limits: ConnectionLimits::default(),
             auth: Authenticator::Anonymous,
             status_access: StatusAccess::Public,
+            passthrough_headers: Vec::new(),
         }
     }
 }

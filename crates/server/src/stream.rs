@@ -219,6 +219,7 @@ pub(crate) async fn serve(
     state: Arc<AppState>,
     audience: Arc<Audience>,
     identity: Identity,
+    forwarded: Option<http::HeaderMap>,
     id: Value,
     method: String,
     params: Option<Value>,
@@ -248,6 +249,7 @@ pub(crate) async fn serve(
                     page_size: state.options.page_size,
                     sink: Some(&sink),
                     era: audience.era(),
+                    forwarded: forwarded.as_ref(),
                 };
                 dispatch::dispatch(&state.gateway, &ctx, &method, params)
                     .await

@@ -71,6 +71,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         modern_enabled: !args.disable_modern,
         auth,
         status_access: assemble::status_access(&config),
+        passthrough_headers: config
+            .passthrough_headers
+            .iter()
+            .map(|h| h.parse())
+            .collect::<Result<_, _>>()
+            .context("passthroughHeaders")?,
         connection_limits: vmcp_server::ConnectionLimits {
             header_timeout: config.server.request_header_timeout,
             body_timeout: config.server.request_body_timeout,

@@ -115,6 +115,22 @@ fn check_passthrough_headers(config: &Config, issues: &Issues) {
             Some(format!(
                 "{name:?} cannot be forwarded: it carries the caller's credentials"
             ))
+        } else if ["x-forwarded-", "proxy-", "mcp-"]
+            .iter()
+            .any(|p| lower.starts_with(p))
+            || [
+                "content-type",
+                "accept",
+                "expect",
+                "last-event-id",
+                "set-cookie",
+            ]
+            .contains(&lower.as_str())
+        {
+            // Proxy and MCP transport headers are the gateway's own on each hop.
+            Some(format!(
+                "{name:?} is set by the gateway itself and cannot be forwarded"
+            ))
         } else {
             header_name_problem(name)
         };

@@ -115,6 +115,8 @@ pub struct Credential {
     pub authorization: Option<String>,
     /// The `X-Api-Key` header.
     pub api_key: Option<String>,
+    /// The `X-Tenant` header (a client header the config may pass through).
+    pub tenant: Option<String>,
 }
 
 impl Credential {
@@ -143,6 +145,7 @@ fn credential_of(what: &str, context: &RequestContext<RoleServer>) -> Credential
         what: what.to_string(),
         authorization: header("authorization"),
         api_key: header("x-api-key"),
+        tenant: header("x-tenant"),
     }
 }
 
