@@ -61,6 +61,34 @@ fn validate_flags_unsupported_keys_and_serve_refuses_them() {
 }
 
 #[test]
+fn unauthenticated_serving_on_a_network_address_must_be_asked_for() {
+    let path = temp_path("yaml");
+    let base = "name: x\nbackends:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n";
+    std::fs::write(&path, base).unwrap();
+    let (status, _, err) = run_cli(&[
+        "serve",
+        "--config",
+        path.to_str().unwrap(),
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "0",
+    ]);
+    assert!(!status.success());
+    assert!(err.contains("allowAnonymousOnNetwork"), "{err}");
+    // A token exchange needs a caller token: incoming OIDC.
+    std::fs::write(
+        &path,
+        format!("{base}outgoingAuth:\n  default:\n    type: token_exchange\n    tokenExchange: {{tokenUrl: https://idp/token}}\n"),
+    )
+    .unwrap();
+    let (status, _, err) = run_cli(&["serve", "--config", path.to_str().unwrap(), "--port", "0"]);
+    assert!(!status.success());
+    assert!(err.contains("incomingAuth.type must be oidc"), "{err}");
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
 fn init_from_mcp_json_converts_claude_desktop_servers() {
     let path = temp_path("json");
     std::fs::write(

@@ -304,3 +304,28 @@ fn urls_the_policy_refuses_are_startup_errors() {
     s.fetch.allow_http = false;
     assert!(matches!(OidcValidator::new(s), Err(AuthError::Config(_))));
 }
+
+#[tokio::test]
+async fn a_validated_token_is_remembered_until_its_expiry() {
+    let (k, v, script) = setup().await;
+    let token = k.sign("ES256", Some("p256"), &claims());
+    assert!(v.validate(&token).await.is_ok());
+    // The issuer drops the key: the remembered token still passes without a new signature check
+    // (no fetch either), for at most the validated-token TTL.
+    *script.jwks.lock().unwrap() = json!({"keys": []});
+    let fetches = script.jwks_hits.load(Ordering::SeqCst);
+    for _ in 0..10 {
+        assert!(v.validate(&token).await.is_ok());
+    }
+    assert_eq!(script.jwks_hits.load(Ordering::SeqCst), fetches);
+    // A token that expired is not served from memory.
+    let short = with(claims(), "exp", json!(now() + 1));
+    let t = k.sign("ES256", Some("p256"), &short);
+    *script.jwks.lock().unwrap() = k.jwks.clone();
+    assert!(v.validate(&t).await.is_ok());
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert!(matches!(
+        v.validate(&t).await,
+        Err(AuthError::InvalidToken(_))
+    ));
+}
