@@ -15,9 +15,9 @@ impl Config {
             add("groupRef (discovering backends from a ToolHive group)".to_owned());
         }
         if let Some(authz) = &self.incoming_auth.authz
-            && authz.get("type").and_then(|t| t.as_str()) != Some("none")
+            && authz.primary_upstream_provider.is_some()
         {
-            add("incomingAuth.authz".to_owned());
+            add("incomingAuth.authz.primaryUpstreamProvider (needs ToolHive's embedded authorization server)".to_owned());
         }
         let out_auth = &self.outgoing_auth;
         if out_auth.source == OutgoingAuthSource::Discovered {

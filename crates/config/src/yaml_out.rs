@@ -79,7 +79,7 @@ pub(crate) fn to_value(c: &Config) -> Value {
             m.put("oidc", raw(&o.raw));
         }
         if let Some(z) = &a.authz {
-            m.put("authz", raw(z));
+            m.put("authz", raw(&z.raw));
         }
         m.done()
     });

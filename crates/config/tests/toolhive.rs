@@ -152,7 +152,6 @@ fn toolhive_example_loads() {
     assert_eq!(
         c.unsupported(),
         [
-            "incomingAuth.authz",
             "compositeTools",
             "operational.failureHandling.circuitBreaker",
             "telemetry",

@@ -140,6 +140,17 @@ fn incoming_auth_rules() {
     error_at(&yaml, "incomingAuth.oidc.jwksUri", "unknown key");
     error_at(&yaml, "incomingAuth.oidc.jwksUrl", "http:// or https://");
     error_at(&yaml, "incomingAuth.oidc.requireScopes", "needs scopes");
+    // authz keys are strict too, with ToolHive's rules.
+    let yaml = format!(
+        "{ONE_STDIO}incomingAuth:\n  type: anonymous\n  authz:\n    type: cedar\n    policies: [\"permit(principal, action, resource);\"]\n    groupEntityType: \"My::Group\"\n    entitiesJson: \"{{}}\"\n    groupClaim: groups\n"
+    );
+    error_at(
+        &yaml,
+        "incomingAuth.authz.groupEntityType",
+        "plain Cedar type",
+    );
+    error_at(&yaml, "incomingAuth.authz.entitiesJson", "JSON array");
+    error_at(&yaml, "incomingAuth.authz.groupClaim", "unknown key");
 }
 
 #[test]

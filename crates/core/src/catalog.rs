@@ -35,9 +35,16 @@ pub struct Catalog {
     fingerprints: [u64; 3],
     subscribe: bool,
     logging: Vec<String>,
+    /// Unique per build: what caches of views of this catalog are keyed by.
+    id: u64,
 }
 
 impl Catalog {
+    /// This build's unique id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     /// Builds the catalog from every backend's answers (in any order).
     ///
     /// # Errors
@@ -48,8 +55,10 @@ impl Catalog {
         failed: Vec<(String, String)>,
     ) -> Result<Catalog, String> {
         caps.sort_by(|a, b| a.backend.cmp(&b.backend));
+        static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let mut cat = Catalog {
             failed,
+            id: BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             ..Default::default()
         };
 
@@ -102,9 +111,12 @@ impl Catalog {
             );
         }
         cat.fingerprints = [
-            fingerprint(&[&cat.tools]),
-            fingerprint(&[&cat.resources, &cat.templates]),
-            fingerprint(&[&cat.prompts]),
+            fingerprint(&[cat.tools.iter().collect()]),
+            fingerprint(&[
+                cat.resources.iter().collect(),
+                cat.templates.iter().collect(),
+            ]),
+            fingerprint(&[cat.prompts.iter().collect()]),
         ];
         cat.subscribe = caps.iter().any(|c| c.subscribe);
         cat.logging = caps
@@ -254,7 +266,8 @@ fn dedupe_by_key(
     (out, owner)
 }
 
-fn fingerprint(lists: &[&Vec<Value>]) -> u64 {
+/// A hash of lists of items (a whole kind, or the part of it one caller sees).
+pub(crate) fn fingerprint(lists: &[Vec<&Value>]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for list in lists {

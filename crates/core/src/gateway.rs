@@ -12,7 +12,7 @@ use vmcp_proto::era::Era;
 use vmcp_proto::meta::strip_reserved;
 
 use crate::{
-    admission::{Action, AllowAll, Authorizer, Identity, Kind},
+    admission::{Action, AllowAll, Authorizer, Identity, Kind, Target},
     catalog::Catalog,
     changes::GatewayNotice,
     discover::{self, BackendCapabilities},
@@ -35,6 +35,13 @@ pub struct Caller<'a> {
     /// The client's request headers the config passes through to backends.
     pub headers: Option<&'a http::HeaderMap>,
 }
+
+/// A cached list view: (catalog id, caller claims' address, caller subject, list key).
+pub(crate) type VisibleKey = (u64, usize, Option<String>, String);
+/// The visible items' indices, and the caller's claims (kept alive while their address is a key).
+pub(crate) type Visible = (Arc<Vec<usize>>, Arc<serde_json::Map<String, Value>>);
+/// Most cached list views.
+const VISIBLE_CAP: usize = 4096;
 
 /// A forwarded resource subscription: (backend, connection, revision hop, URI).
 pub(crate) type SubscriptionKey = (String, String, Option<Era>, String);
@@ -80,6 +87,8 @@ pub struct Gateway {
     pub(crate) notices: broadcast::Sender<GatewayNotice>,
     pub(crate) subscriptions: Mutex<std::collections::HashMap<SubscriptionKey, usize>>,
     pub(crate) views: Mutex<Views>,
+    /// What each caller may see of each list of a catalog (authorizers only).
+    pub(crate) visible: Mutex<std::collections::HashMap<VisibleKey, Visible>>,
     pub(crate) watchers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
@@ -97,6 +106,7 @@ impl Gateway {
             notices: broadcast::channel(64).0,
             subscriptions: Mutex::new(std::collections::HashMap::new()),
             views: Mutex::new(Views::default()),
+            visible: Mutex::new(std::collections::HashMap::new()),
             watchers: Mutex::new(Vec::new()),
         }
     }
@@ -219,8 +229,37 @@ impl Gateway {
         self.opts.authorizer.admit(identity, action)
     }
 
-    pub(crate) fn admit_read(&self, identity: &Identity, uri: &str) -> bool {
-        self.admit(identity, Action::ReadResource(uri))
+    /// Whether names no backend has must be denied like known ones (an authorizer is
+    /// configured), so that a denial does not tell whether the name exists.
+    fn hides_unknown(&self) -> bool {
+        !self.opts.authorizer.admits_everything()
+    }
+
+    /// Admits reading `uri` (advertised, or matched by a template), or refuses it; an unknown
+    /// URI is refused the same way when an authorizer is configured.
+    pub(crate) fn admit_uri<'c>(
+        &self,
+        identity: &Identity,
+        catalog: &'c Catalog,
+        uri: &str,
+    ) -> Result<&'c str, CoreError> {
+        let Some(backend) = catalog.resource_backend(uri) else {
+            return Err(if self.hides_unknown() {
+                CoreError::Denied("read")
+            } else {
+                CoreError::UnknownResource(uri.to_string())
+            });
+        };
+        let target = Target {
+            kind: Kind::Resource,
+            name: uri,
+            backend: Some(backend),
+            definition: None,
+        };
+        if !self.admit(identity, Action::ReadResource(target)) {
+            return Err(CoreError::Denied("read"));
+        }
+        Ok(backend)
     }
 
     pub(crate) fn backend(&self, id: &str) -> Result<&Arc<Backend>, CoreError> {
@@ -232,41 +271,113 @@ impl Gateway {
 
     /// Tools `identity` may see.
     pub fn list_tools<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
-        self.filter(identity, catalog.tools(), Kind::Tool, "name")
+        self.filter(
+            identity,
+            (catalog.id(), catalog.tools()),
+            Kind::Tool,
+            "name",
+            |n| catalog.tool(n).map(|r| r.backend.as_str()),
+        )
     }
 
     /// Resources `identity` may see.
     pub fn list_resources<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
-        self.filter(identity, catalog.resources(), Kind::Resource, "uri")
+        self.filter(
+            identity,
+            (catalog.id(), catalog.resources()),
+            Kind::Resource,
+            "uri",
+            |u| catalog.resource_backend(u),
+        )
     }
 
     /// Resource templates `identity` may see.
     pub fn list_templates<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
-        self.filter(identity, catalog.templates(), Kind::Resource, "uriTemplate")
+        self.filter(
+            identity,
+            (catalog.id(), catalog.templates()),
+            Kind::Resource,
+            "uriTemplate",
+            |t| catalog.template_backend(t),
+        )
     }
 
     /// Prompts `identity` may see.
     pub fn list_prompts<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
-        self.filter(identity, catalog.prompts(), Kind::Prompt, "name")
+        self.filter(
+            identity,
+            (catalog.id(), catalog.prompts()),
+            Kind::Prompt,
+            "name",
+            |n| catalog.prompt(n).map(|r| r.backend.as_str()),
+        )
+    }
+
+    /// A hash of what `identity` sees of a kind ("tools", "resources" with templates,
+    /// "prompts"), to tell whether a change concerns it.
+    pub fn visible_fingerprint(&self, identity: &Identity, catalog: &Catalog, kind: &str) -> u64 {
+        if self.opts.authorizer.admits_everything() {
+            return catalog.fingerprint(kind);
+        }
+        match kind {
+            "tools" => crate::catalog::fingerprint(&[self.list_tools(identity, catalog)]),
+            "resources" => crate::catalog::fingerprint(&[
+                self.list_resources(identity, catalog),
+                self.list_templates(identity, catalog),
+            ]),
+            _ => crate::catalog::fingerprint(&[self.list_prompts(identity, catalog)]),
+        }
     }
 
     fn filter<'c>(
         &self,
         identity: &Identity,
-        items: &'c [Value],
+        (catalog_id, items): (u64, &'c [Value]),
         kind: Kind,
         key: &str,
+        backend_of: impl Fn(&str) -> Option<&'c str>,
     ) -> Vec<&'c Value> {
         if self.opts.authorizer.admits_everything() {
             return items.iter().collect();
         }
-        items
+        // Decided once per caller, catalog and list; a caller's next list costs a lookup. The
+        // key holds the caller's claims (by address, kept alive by the entry) and subject.
+        let cache_key = (
+            catalog_id,
+            Arc::as_ptr(&identity.claims) as usize,
+            identity.subject.clone(),
+            format!("{kind:?}/{key}"),
+        );
+        if let Some((indices, _)) = self
+            .visible
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&cache_key)
+        {
+            return indices.iter().filter_map(|&i| items.get(i)).collect();
+        }
+        let indices: Vec<usize> = items
             .iter()
-            .filter(|v| {
+            .enumerate()
+            .filter(|(_, v)| {
                 let name = v.get(key).and_then(Value::as_str).unwrap_or_default();
-                self.admit(identity, Action::List(kind, name))
+                let target = Target {
+                    kind,
+                    name,
+                    backend: backend_of(name),
+                    definition: Some(v),
+                };
+                self.admit(identity, Action::List(target))
             })
-            .collect()
+            .map(|(i, _)| i)
+            .collect();
+        let out = indices.iter().filter_map(|&i| items.get(i)).collect();
+        let mut cache = self.visible.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= VISIBLE_CAP {
+            cache.clear();
+        }
+        cache.insert(cache_key, (Arc::new(indices), identity.claims.clone()));
+        out
     }
 
     /// Calls a tool by its advertised name; `params` is the client's `tools/call` params.
@@ -281,12 +392,22 @@ impl Gateway {
     ) -> Result<Value, CoreError> {
         let name = str_param(&params, "name", "tools/call")?;
         object_param(&params, "arguments", "tools/call")?;
-        let route = catalog
-            .tool(name)
-            .ok_or_else(|| CoreError::UnknownTool(name.to_string()))?;
+        let Some(route) = catalog.tool(name) else {
+            return Err(if self.hides_unknown() {
+                CoreError::Denied("call")
+            } else {
+                CoreError::UnknownTool(name.to_string())
+            });
+        };
+        let target = Target {
+            kind: Kind::Tool,
+            name,
+            backend: Some(&route.backend),
+            definition: catalog.advertised_tool(name),
+        };
         if !self.admit(
             caller.identity,
-            Action::CallTool(name, params.get("arguments")),
+            Action::CallTool(target, params.get("arguments")),
         ) {
             return Err(CoreError::Denied("call"));
         }
@@ -306,13 +427,7 @@ impl Gateway {
         params: Value,
     ) -> Result<Value, CoreError> {
         let uri = str_param(&params, "uri", "resources/read")?;
-        let backend = catalog
-            .resource_backend(uri)
-            .ok_or_else(|| CoreError::UnknownResource(uri.to_string()))?;
-        if !self.admit(caller.identity, Action::ReadResource(uri)) {
-            return Err(CoreError::Denied("read"));
-        }
-        let backend = backend.to_string();
+        let backend = self.admit_uri(caller.identity, catalog, uri)?.to_string();
         self.forward(&backend, caller, "resources/read", params)
             .await
     }
@@ -329,10 +444,23 @@ impl Gateway {
     ) -> Result<Value, CoreError> {
         let name = str_param(&params, "name", "prompts/get")?;
         object_param(&params, "arguments", "prompts/get")?;
-        let route = catalog
-            .prompt(name)
-            .ok_or_else(|| CoreError::UnknownPrompt(name.to_string()))?;
-        if !self.admit(caller.identity, Action::GetPrompt(name)) {
+        let Some(route) = catalog.prompt(name) else {
+            return Err(if self.hides_unknown() {
+                CoreError::Denied("prompt")
+            } else {
+                CoreError::UnknownPrompt(name.to_string())
+            });
+        };
+        let target = Target {
+            kind: Kind::Prompt,
+            name,
+            backend: Some(&route.backend),
+            definition: None,
+        };
+        if !self.admit(
+            caller.identity,
+            Action::GetPrompt(target, params.get("arguments")),
+        ) {
             return Err(CoreError::Denied("prompt"));
         }
         params["name"] = Value::String(route.original.clone());
@@ -365,13 +493,20 @@ impl Gateway {
                     .unwrap_or_default();
                 match catalog.prompt(name) {
                     Some(route) => {
-                        if !self.admit(caller.identity, Action::GetPrompt(name)) {
+                        let target = Target {
+                            kind: Kind::Prompt,
+                            name,
+                            backend: Some(&route.backend),
+                            definition: None,
+                        };
+                        if !self.admit(caller.identity, Action::GetPrompt(target, None)) {
                             return Err(CoreError::Denied("prompt"));
                         }
                         let route = route.clone();
                         params["ref"]["name"] = Value::String(route.original);
                         Some(route.backend)
                     }
+                    None if self.hides_unknown() => return Err(CoreError::Denied("prompt")),
                     None => None,
                 }
             }
@@ -382,11 +517,18 @@ impl Gateway {
                     .unwrap_or_default();
                 match catalog.template_backend(uri) {
                     Some(b) => {
-                        if !self.admit(caller.identity, Action::ReadResource(uri)) {
+                        let target = Target {
+                            kind: Kind::Resource,
+                            name: uri,
+                            backend: Some(b),
+                            definition: None,
+                        };
+                        if !self.admit(caller.identity, Action::ReadResource(target)) {
                             return Err(CoreError::Denied("read"));
                         }
                         Some(b.to_string())
                     }
+                    None if self.hides_unknown() => return Err(CoreError::Denied("read")),
                     None => None,
                 }
             }

@@ -18,7 +18,7 @@ mod subscriptions;
 mod uri_template;
 mod views;
 
-pub use admission::{Action, AllowAll, Authorizer, Identity, Kind};
+pub use admission::{Action, AllowAll, Authorizer, Decision, Identity, Kind, Target};
 pub use catalog::{Catalog, Route};
 pub use changes::GatewayNotice;
 pub use discover::BackendCapabilities;

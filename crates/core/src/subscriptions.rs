@@ -89,12 +89,7 @@ impl Gateway {
         catalog: &Catalog,
         uri: &str,
     ) -> Result<(String, SubscriptionKey), CoreError> {
-        let backend = catalog
-            .resource_backend(uri)
-            .ok_or_else(|| CoreError::UnknownResource(uri.to_string()))?;
-        if !self.admit_read(caller.identity, uri) {
-            return Err(CoreError::Denied("read"));
-        }
+        let backend = self.admit_uri(caller.identity, catalog, uri)?;
         let b = self.backend(backend)?;
         // A shared connection is subscribed once for everyone (per revision hop: a backend serving
         // both gets session-based and 2026-07-28 subscriptions over their own hops); a per-session

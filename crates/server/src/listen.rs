@@ -94,6 +94,8 @@ pub(crate) async fn serve(
         Some(&ack),
     )));
     let mut notices = state.gateway.notices();
+    // What this subscriber sees, to tell it only about changes to that.
+    let mut seen = catalog.clone();
     tokio::spawn(async move {
         loop {
             let notice = tokio::select! {
@@ -105,16 +107,28 @@ pub(crate) async fn serve(
                 _ = tx.closed() => break,
             };
             let outgoing = match notice {
-                Ok(GatewayNotice::ListChanged(kinds)) => kinds
-                    .iter()
-                    .filter(|k| honored.contains_key(&format!("{k}ListChanged")))
-                    .map(|k| {
-                        (
-                            format!("notifications/{k}/list_changed"),
-                            json!({"_meta": tag}),
-                        )
-                    })
-                    .collect(),
+                Ok(GatewayNotice::ListChanged(kinds)) => {
+                    let Ok(fresh) = state.gateway.catalog(&identity).await else {
+                        continue;
+                    };
+                    let gw = &state.gateway;
+                    let changed: Vec<_> = kinds
+                        .iter()
+                        .filter(|k| honored.contains_key(&format!("{k}ListChanged")))
+                        .filter(|k| {
+                            gw.visible_fingerprint(&identity, &seen, k)
+                                != gw.visible_fingerprint(&identity, &fresh, k)
+                        })
+                        .map(|k| {
+                            (
+                                format!("notifications/{k}/list_changed"),
+                                json!({"_meta": tag}),
+                            )
+                        })
+                        .collect();
+                    seen = fresh;
+                    changed
+                }
                 Ok(GatewayNotice::ResourceUpdated(params)) => {
                     let uri = params
                         .get("uri")

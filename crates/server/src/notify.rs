@@ -34,8 +34,12 @@ async fn list_changed(state: &AppState, kinds: &[&'static str]) {
             continue;
         };
         let old = session.replace_catalog(fresh.clone());
+        // A session is told only about changes to what it may see.
+        let gw = &state.gateway;
         for kind in kinds {
-            if old.fingerprint(kind) != fresh.fingerprint(kind) {
+            if gw.visible_fingerprint(&session.identity, &old, kind)
+                != gw.visible_fingerprint(&session.identity, &fresh, kind)
+            {
                 let method = format!("notifications/{kind}/list_changed");
                 session.push(event(&jsonrpc::notification_bytes(&method, None)));
             }

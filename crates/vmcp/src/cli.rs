@@ -44,8 +44,46 @@ pub(crate) enum Command {
         #[arg(long)]
         from_mcp_json: Option<PathBuf>,
     },
+    /// Authorization tools.
+    #[command(subcommand)]
+    Authz(AuthzCommand),
     /// Print the version.
     Version,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum AuthzCommand {
+    /// Decide one request with the config's Cedar policies, without a running gateway, and print
+    /// the decision and the policies that determined it (exit 0 allowed, 1 denied).
+    Check(CheckArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// The config file.
+    #[arg(long)]
+    pub(crate) config: PathBuf,
+    /// A JSON file with the caller's token claims (`sub`, `groups`, ...).
+    #[arg(long)]
+    pub(crate) claims: PathBuf,
+    /// Call this tool (advertised name).
+    #[arg(long, group = "target")]
+    pub(crate) tool: Option<String>,
+    /// Get this prompt (advertised name).
+    #[arg(long, group = "target")]
+    pub(crate) prompt: Option<String>,
+    /// Read this resource (exact URI).
+    #[arg(long, group = "target")]
+    pub(crate) resource: Option<String>,
+    /// A JSON file with the call's arguments.
+    #[arg(long)]
+    pub(crate) args: Option<PathBuf>,
+    /// The backend serving the item (for `resource in Backend::"..."` policies).
+    #[arg(long)]
+    pub(crate) backend: Option<String>,
+    /// The tool's annotations as JSON, e.g. '{"readOnlyHint": true}'.
+    #[arg(long)]
+    pub(crate) annotations: Option<String>,
 }
 
 #[derive(Args, Debug)]

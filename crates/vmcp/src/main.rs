@@ -1,6 +1,7 @@
 //! `vmcp`: a Virtual MCP Server. One MCP endpoint in front of many MCP servers.
 
 mod assemble;
+mod authz;
 mod cli;
 mod logging;
 mod serve;
@@ -21,6 +22,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => run_async(serve::run(args)),
         Command::Validate { config } => validate(&config),
         Command::Init { from_mcp_json } => init(from_mcp_json.as_deref()),
+        Command::Authz(cli::AuthzCommand::Check(args)) => authz::check(&args),
         Command::Version => {
             println!("vmcp {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
@@ -53,6 +55,9 @@ fn run_async(fut: impl std::future::Future<Output = anyhow::Result<()>>) -> Exit
 fn validate(path: &std::path::Path) -> ExitCode {
     match vmcp_config::load_file(path) {
         Ok(config) => {
+            if !authz::validate(&config) {
+                return ExitCode::FAILURE;
+            }
             let unsupported = config.unsupported();
             if unsupported.is_empty() {
                 println!(

@@ -37,6 +37,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .parse::<IpAddr>()
         .map_or(host == "localhost", |ip| ip.is_loopback());
     let auth = assemble::authenticator(&config)?;
+    // Policies that do not load stop serve before any backend starts.
+    let authorizer = crate::authz::authorizer(&config)?;
     if !auth.requires_token() && !loopback && !config.server.allow_anonymous_on_network {
         bail!(
             "refusing to serve unauthenticated clients (incomingAuth.type: {}) on {host}, which is not a loopback address: configure incomingAuth.type: oidc, or set server.allowAnonymousOnNetwork: true if this is really intended",
@@ -57,7 +59,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let serving =
         vmcp_server::ServingThreads::start(threads).context("cannot start serving threads")?;
     let backends = assemble::backends(&config, &serving)?;
-    let gateway = Arc::new(Gateway::new(backends, assemble::gateway_options(&config)));
+    let mut options = assemble::gateway_options(&config);
+    if let Some(authorizer) = authorizer {
+        options.authorizer = Arc::new(authorizer);
+    }
+    let gateway = Arc::new(Gateway::new(backends, options));
     gateway.watch();
     let options = ServerOptions {
         name: config.name.clone(),

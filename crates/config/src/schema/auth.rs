@@ -1,6 +1,6 @@
-//! `incomingAuth` and `outgoingAuth`. The auth type, the OIDC settings and the strategy type are
-//! decoded and checked; the authz body and per-strategy settings are kept loosely typed until
-//! their implementations read them.
+//! `incomingAuth` and `outgoingAuth`. The auth type, the OIDC and authz settings and the strategy
+//! type are decoded and checked; per-strategy settings are kept loosely typed for the auth crate,
+//! which reads them.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -73,6 +73,63 @@ pub struct OidcConfig {
     pub raw: RawSection,
 }
 
+/// `incomingAuth.authz.type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuthzType {
+    /// Cedar policies (`cedar`).
+    Cedar,
+    /// Everything allowed (`none`).
+    None,
+}
+
+impl Choice for AuthzType {
+    const NAMES: &'static [(&'static str, Self)] = &[("cedar", Self::Cedar), ("none", Self::None)];
+}
+
+/// `incomingAuth.authz`, with every key ToolHive reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthzConfig {
+    /// `type` (required).
+    pub kind: Option<AuthzType>,
+    /// `policies`: one Cedar policy per string.
+    pub policies: Vec<String>,
+    /// `entitiesJson`: a JSON string holding a Cedar entities array.
+    pub entities_json: Option<String>,
+    /// `groupClaimName`: the claim holding groups (dot-paths allowed).
+    pub group_claim_name: Option<String>,
+    /// `roleClaimName`: a claim whose values are added to the groups.
+    pub role_claim_name: Option<String>,
+    /// `groupEntityType` (default `THVGroup`).
+    pub group_entity_type: Option<String>,
+    /// `primaryUpstreamProvider`: needs ToolHive's embedded authorization server (not supported).
+    pub primary_upstream_provider: Option<String>,
+    /// The section as written, for `init` output.
+    pub raw: RawSection,
+}
+
+impl AuthzConfig {
+    /// Whether Cedar policies are configured.
+    pub fn is_cedar(&self) -> bool {
+        self.kind == Some(AuthzType::Cedar)
+    }
+}
+
+fn decode_authz(v: &Value, path: &KeyPath, issues: &Issues) -> Option<AuthzConfig> {
+    let mut f = Fields::open(v, path, issues);
+    let cfg = AuthzConfig {
+        kind: f.choice("type"),
+        policies: f.strings("policies"),
+        entities_json: f.string("entitiesJson"),
+        group_claim_name: f.string("groupClaimName"),
+        role_claim_name: f.string("roleClaimName"),
+        group_entity_type: f.string("groupEntityType"),
+        primary_upstream_provider: f.string("primaryUpstreamProvider"),
+        raw: f.raw_self()?,
+    };
+    f.finish();
+    Some(cfg)
+}
+
 /// `incomingAuth`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IncomingAuthConfig {
@@ -80,8 +137,8 @@ pub struct IncomingAuthConfig {
     pub kind: IncomingAuthType,
     /// `oidc`.
     pub oidc: Option<OidcConfig>,
-    /// `authz` (`type: cedar|none`, `policies`, ...), kept as written.
-    pub authz: Option<RawSection>,
+    /// `authz`.
+    pub authz: Option<AuthzConfig>,
 }
 
 /// `outgoingAuth.source`.
@@ -153,7 +210,9 @@ pub(crate) fn decode_incoming(v: &Value, path: &KeyPath, issues: &Issues) -> Inc
         oidc: f
             .value("oidc")
             .and_then(|(v, p)| decode_oidc(v, &p, issues)),
-        authz: f.raw("authz"),
+        authz: f
+            .value("authz")
+            .and_then(|(v, p)| decode_authz(v, &p, issues)),
     };
     f.finish();
     cfg

@@ -23,8 +23,8 @@ pub use aggregation::{
     DEFAULT_PREFIX_FORMAT, ToolConfigRef, ToolOverride, ToolVisibility, WorkloadToolConfig,
 };
 pub use auth::{
-    BackendAuthStrategy, IncomingAuthConfig, IncomingAuthType, OidcConfig, OutgoingAuthConfig,
-    OutgoingAuthSource, STRATEGY_TYPES,
+    AuthzConfig, AuthzType, BackendAuthStrategy, IncomingAuthConfig, IncomingAuthType, OidcConfig,
+    OutgoingAuthConfig, OutgoingAuthSource, STRATEGY_TYPES,
 };
 pub use backend::{BackendConfig, BackendKind, Isolation, Transport};
 pub use operational::{

@@ -6,7 +6,15 @@ use serde_json::Value as Json;
 
 use super::{absolute_path_problem, backend_names, check_backend_ref};
 use crate::error::{Issues, KeyPath};
-use crate::schema::{BackendAuthStrategy, Config, IncomingAuthType, STRATEGY_TYPES};
+use crate::schema::{AuthzType, BackendAuthStrategy, Config, IncomingAuthType, STRATEGY_TYPES};
+
+fn is_cedar_identifier(t: &str) -> bool {
+    let mut chars = t.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
 
 pub(super) fn check(config: &Config, issues: &Issues) {
     check_incoming(config, issues);
@@ -87,18 +95,33 @@ fn check_incoming(config: &Config, issues: &Issues) {
     }
     if let Some(authz) = &inc.authz {
         let apath = path.key("authz");
-        match text(Some(&authz.0), "type") {
-            Some("cedar") => {
-                let has_policies = authz
-                    .get("policies")
-                    .and_then(Json::as_array)
-                    .is_some_and(|p| !p.is_empty());
-                if !has_policies {
+        match authz.kind {
+            Some(AuthzType::Cedar) => {
+                if authz.policies.is_empty() {
                     issues.push_new(&apath.key("policies"), "are required when type is cedar");
                 }
+                if let Some(t) = &authz.group_entity_type
+                    && !is_cedar_identifier(t)
+                {
+                    issues.push_new(
+                        &apath.key("groupEntityType"),
+                        format!(
+                            "{t:?} is not a plain Cedar type name (letters, digits, '_'; no '::')"
+                        ),
+                    );
+                }
+                if let Some(json) = &authz.entities_json
+                    && !json.trim().is_empty()
+                    && !serde_json::from_str::<Json>(json).is_ok_and(|v| v.is_array())
+                {
+                    issues.push_new(
+                        &apath.key("entitiesJson"),
+                        "must be a JSON array of Cedar entities (as a string)",
+                    );
+                }
             }
-            Some("none") => {}
-            _ => issues.push_new(&apath.key("type"), "must be one of: cedar, none"),
+            Some(AuthzType::None) => {}
+            None => issues.push_new(&apath.key("type"), "is required (cedar or none)"),
         }
     }
 }
