@@ -7,4 +7,4 @@ venv=.ci/.venv
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install -q --disable-pip-version-check "mcp==2.3.0"
+"$venv/bin/pip" install -q --disable-pip-version-check "mcp==2.3.0" "jsonschema==4.26.0"

@@ -51,6 +51,23 @@ impl OutgoingAuth {
         matches!(self, OutgoingAuth::TokenExchange(_))
     }
 
+    /// The secret values this credential puts on the wire for a caller with `token`: the injected
+    /// header value, the client secret, and the caller's exchanged token if one is cached (so
+    /// they can be kept out of audit lines).
+    pub fn secrets(&self, token: Option<&Secret>) -> Vec<Secret> {
+        match self {
+            OutgoingAuth::None => Vec::new(),
+            OutgoingAuth::Header { value, .. } => vec![value.clone()],
+            OutgoingAuth::TokenExchange(x) => x
+                .settings
+                .client_secret
+                .iter()
+                .cloned()
+                .chain(token.and_then(|t| x.cached(&key_of(t))))
+                .collect(),
+        }
+    }
+
     /// The `Authorization` value (or other header) for a request made for `caller`; None when
     /// nothing is added. Per-caller strategies need a caller with a token.
     ///

@@ -50,6 +50,10 @@ pub(crate) struct Cli {
     /// Gateway restarts measured for cold session creation.
     #[arg(long)]
     pub(crate) cold_runs: Option<usize>,
+    /// A YAML file appended to every gateway config (top-level keys, e.g. an `audit` block), to
+    /// measure what a feature costs against the same run without it.
+    #[arg(long)]
+    pub(crate) config_extra: Option<PathBuf>,
     /// Warm session creations (and tools/list walks) measured.
     #[arg(long)]
     pub(crate) iterations: Option<usize>,

@@ -51,7 +51,11 @@ async fn run(cli: &cli::Cli) -> anyhow::Result<bool> {
         procs::build_release()?;
     }
     let settings = cli.settings();
-    let env = procs::Env::new(&procs::bin_dir(cli.bin_dir.as_deref()))?;
+    let mut env = procs::Env::new(&procs::bin_dir(cli.bin_dir.as_deref()))?;
+    if let Some(path) = &cli.config_extra {
+        env.config_extra = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("--config-extra {}: {e}", path.display()))?;
+    }
     let started = Instant::now();
     let mut findings = report::Findings::default();
     let mut sections = Map::new();

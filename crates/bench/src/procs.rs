@@ -57,6 +57,8 @@ pub(crate) struct Env {
     pub(crate) fixture: PathBuf,
     /// Configs and process logs.
     pub(crate) scratch: PathBuf,
+    /// YAML appended to every gateway config (`--config-extra`), e.g. an `audit` block.
+    pub(crate) config_extra: String,
 }
 
 impl Env {
@@ -79,6 +81,7 @@ impl Env {
             gateway,
             fixture,
             scratch,
+            config_extra: String::new(),
         })
     }
 
@@ -107,6 +110,7 @@ impl Env {
     /// When it does not start.
     pub(crate) async fn gateway(&self, label: &str, config: &str) -> anyhow::Result<Proc> {
         let path = self.scratch.join(format!("{label}.yaml"));
+        let config = format!("{config}{}", self.config_extra);
         std::fs::write(&path, config).with_context(|| format!("writing {}", path.display()))?;
         let mut cmd = Command::new(&self.gateway);
         cmd.arg("serve")

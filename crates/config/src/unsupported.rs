@@ -52,7 +52,6 @@ impl Config {
         }
         let present = [
             ("telemetry", self.telemetry.is_some()),
-            ("audit", self.audit.is_some()),
             ("optimizer", self.optimizer.is_some()),
             ("rateLimiting", self.rate_limiting.is_some()),
         ];

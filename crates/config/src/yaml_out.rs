@@ -110,7 +110,6 @@ pub(crate) fn to_value(c: &Config) -> Value {
     });
     let loose = [
         ("telemetry", &c.telemetry),
-        ("audit", &c.audit),
         ("optimizer", &c.optimizer),
         ("codeMode", &c.code_mode),
         ("rateLimiting", &c.rate_limiting),
@@ -119,6 +118,9 @@ pub(crate) fn to_value(c: &Config) -> Value {
         if let Some(s) = section {
             out.put(key, raw(s));
         }
+    }
+    if let Some(a) = &c.audit {
+        out.put("audit", raw(&a.raw));
     }
     if let Some(s) = &c.session_storage {
         let mut m = Out::default();

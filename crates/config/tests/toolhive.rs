@@ -155,9 +155,18 @@ fn toolhive_example_loads() {
             "compositeTools",
             "operational.failureHandling.circuitBreaker",
             "telemetry",
-            "audit",
         ]
     );
+    let audit = c.audit.as_ref().expect("audit block");
+    assert!(
+        audit.is_on(),
+        "ToolHive: the block's presence turns auditing on"
+    );
+    assert_eq!(audit.component.as_deref(), Some("vmcp-server"));
+    assert_eq!(audit.event_types, ["mcp_initialize", "mcp_tool_call"]);
+    assert!(audit.include_request_data && !audit.include_response_data);
+    assert_eq!(audit.max_data_size, 10000);
+    assert!(audit.detect_application_errors);
 }
 
 #[test]

@@ -233,3 +233,34 @@ fn composite_tool_names_are_required_and_unique() {
     error_at(&yaml, "compositeTools[2].name", "is required");
     error_at(&yaml, "compositeToolRefs[1].name", "duplicate");
 }
+
+#[test]
+fn audit_keys_are_checked_and_defaulted_as_toolhive_does() {
+    let c = ok(&format!("{ONE_STDIO}audit: {{}}\n"));
+    let a = c.audit.as_ref().expect("audit");
+    assert!(a.is_on());
+    assert_eq!((a.max_data_size, a.max_delegation_depth), (1024, 10));
+    assert_eq!(a.on_write_failure, vmcp_config::AuditFailureMode::Open);
+    // maxDataSize 0 means the default; an explicit `enabled: false` turns the trail off.
+    let c = ok(&format!(
+        "{ONE_STDIO}audit:\n  enabled: false\n  maxDataSize: 0\n  onWriteFailure: closed\n"
+    ));
+    let a = c.audit.as_ref().expect("audit");
+    assert!(!a.is_on());
+    assert_eq!(a.max_data_size, 1024);
+    assert_eq!(a.on_write_failure, vmcp_config::AuditFailureMode::Closed);
+    let yaml = format!(
+        "{ONE_STDIO}audit:\n  eventTypes: [mcp_tool_call, sse_connection]\n  excludeEventTypes: [mcp_tools_lst]\n  maxDataSize: -1\n  maxDelegationDepth: 0\n  writeTimeout: 2m\n  logfile: x\n"
+    );
+    // ToolHive's filter lists cannot name sse_connection either.
+    error_at(&yaml, "audit.eventTypes[1]", "unknown event type");
+    error_at(
+        &yaml,
+        "audit.excludeEventTypes[0]",
+        "did you mean \"mcp_tools_list\"",
+    );
+    error_at(&yaml, "audit.maxDataSize", "non-negative integer");
+    error_at(&yaml, "audit.maxDelegationDepth", "at least 1");
+    error_at(&yaml, "audit.writeTimeout", "between");
+    error_at(&yaml, "audit.logfile", "did you mean \"logFile\"");
+}

@@ -35,7 +35,10 @@ pub(crate) async fn authenticate(
         .get(header::AUTHORIZATION)
         .map(HeaderValue::as_bytes);
     match state.options.auth.authenticate(authorization).await {
-        Ok(identity) => Ok(identity),
+        Ok(identity) => {
+            crate::audit::identity(&identity);
+            Ok(identity)
+        }
         Err(e) => {
             tracing::debug!(code = e.code(), reason = %e, "request not authenticated");
             Err(refusal(state, &e))

@@ -103,6 +103,7 @@ pub(crate) async fn dispatch<'c>(
     params: Option<Value>,
 ) -> Result<Reply<'c>, Failure> {
     let params = params.unwrap_or_else(|| Value::Object(Map::new()));
+    crate::audit::backend(ctx.catalog, method, &params);
     let value = match method {
         "ping" => json!({}),
         "tools/list" => {

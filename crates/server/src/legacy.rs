@@ -20,10 +20,10 @@ use tokio::sync::mpsc;
 use vmcp_backend::CallSink;
 use vmcp_core::{Caller, Identity};
 use vmcp_proto::era::{self, Era, RequestView};
-use vmcp_proto::{ErrorObject, Message, ParseError, codes, jsonrpc, revision};
+use vmcp_proto::{ErrorObject, Message, ParseError, codes, revision};
 
 use crate::{
-    auth, conn_limits,
+    audit, auth, conn_limits,
     dispatch::{self, Ctx},
     errors::Failure,
     guard::Refusal,
@@ -85,6 +85,7 @@ pub(crate) async fn post(
             );
         }
     };
+    audit::body(&bytes);
     let format = Format::from_accept(&headers);
     let msg = match Message::parse(&bytes) {
         Ok(m) => m,
@@ -93,13 +94,13 @@ pub(crate) async fn post(
         }
         Err(e) => {
             let (id, err) = e.to_error();
-            return reply::message(
-                StatusCode::BAD_REQUEST,
-                format,
-                jsonrpc::error_bytes(&id, &err),
-            );
+            return reply::error(StatusCode::BAD_REQUEST, format, &id, &err);
         }
     };
+    if let Message::Request { method, params, .. } | Message::Notification { method, params } = &msg
+    {
+        audit::request(method, params.as_ref());
+    }
     // Requests and notifications are classified per request; only Legacy ones continue here.
     if let Some((id, method, params)) = request_parts(&msg) {
         match era::classify(&view(&headers, method, params)) {
@@ -107,11 +108,7 @@ pub(crate) async fn post(
                 let mut error = ErrorObject::new(rej.code, rej.message);
                 error.data = rej.data;
                 let id = id.cloned().unwrap_or(Value::Null);
-                return reply::message(
-                    StatusCode::BAD_REQUEST,
-                    Format::Json,
-                    jsonrpc::error_bytes(&id, &error),
-                );
+                return reply::error(StatusCode::BAD_REQUEST, Format::Json, &id, &error);
             }
             Ok(Era::Modern) => {
                 let (id, method, params) = into_parts(msg);
@@ -392,11 +389,7 @@ async fn batch(
     let forwarded = state.options.forwarded(headers);
     if !revision::allows_batches(session.protocol_version) {
         let (id, err) = ParseError::Batch(Vec::new()).to_error();
-        return reply::message(
-            StatusCode::BAD_REQUEST,
-            format,
-            jsonrpc::error_bytes(&id, &err),
-        );
+        return reply::error(StatusCode::BAD_REQUEST, format, &id, &err);
     }
     if items.is_empty() {
         return reply::refuse(
@@ -407,6 +400,12 @@ async fn batch(
     }
     let mut answers = Vec::new();
     for item in items {
+        audit::batch_item(
+            item.get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("batch"),
+            item.get("params"),
+        );
         let answer = match Message::from_value(item) {
             Ok(Message::Request { id, method, .. }) if method == "initialize" => Some(Err((
                 id,
@@ -432,6 +431,7 @@ async fn batch(
                 answers.push(json!({"jsonrpc": "2.0", "id": id, "result": result}))
             }
             Some(Err((id, f))) => {
+                audit::error(f.error.code, &f.error.message);
                 answers.push(json!({"jsonrpc": "2.0", "id": id, "error": f.error}))
             }
             None => {}

@@ -4,6 +4,7 @@
 //! Each edge only deals with wire format and sessions; every capability operation goes to the
 //! shared core ([`vmcp_core::Gateway`]) through [`dispatch`].
 
+mod audit;
 mod auth;
 mod conn_limits;
 mod dispatch;
@@ -25,6 +26,7 @@ mod stream;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::middleware;
 use axum::routing::get;
 use tokio::net::TcpListener;
 
@@ -37,13 +39,15 @@ pub use state::{AppState, ServerOptions};
 
 /// The gateway's HTTP routes.
 pub fn router(state: Arc<AppState>) -> Router {
+    let mut mcp = get(legacy::get_stream)
+        .post(legacy::post)
+        .delete(legacy::delete);
+    // Without an audit trail, requests do not pass through its layer at all.
+    if state.options.audit.is_some() {
+        mcp = mcp.route_layer(middleware::from_fn_with_state(state.clone(), audit::layer));
+    }
     Router::new()
-        .route(
-            "/mcp",
-            get(legacy::get_stream)
-                .post(legacy::post)
-                .delete(legacy::delete),
-        )
+        .route("/mcp", mcp)
         .route("/health", get(ops::health))
         .route("/ping", get(ops::health))
         .route("/readyz", get(ops::readyz))

@@ -10,7 +10,7 @@ use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value, json};
 use vmcp_core::Identity;
 use vmcp_proto::era::Era;
-use vmcp_proto::{ErrorObject, codes, era, jsonrpc, param_headers, revision};
+use vmcp_proto::{ErrorObject, codes, era, param_headers, revision};
 
 use crate::{
     dispatch::{self, Ctx, Reply},
@@ -239,9 +239,5 @@ pub(crate) fn disabled(state: &AppState, id: Option<Value>, method: &str) -> Res
     let rej = era::unsupported_version(revision::MODERN, &revision::LEGACY_VERSIONS);
     let mut error = vmcp_proto::ErrorObject::new(rej.code, rej.message);
     error.data = rej.data;
-    reply::message(
-        StatusCode::BAD_REQUEST,
-        Format::Json,
-        jsonrpc::error_bytes(&id, &error),
-    )
+    reply::error(StatusCode::BAD_REQUEST, Format::Json, &id, &error)
 }

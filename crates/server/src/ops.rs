@@ -59,12 +59,15 @@ pub(crate) async fn status(State(state): State<Arc<AppState>>, headers: HeaderMa
             v
         })
         .collect();
-    Json(json!({
+    let mut body = json!({
         "name": state.options.name,
         "version": env!("CARGO_PKG_VERSION"),
         "ready": state.gateway.is_ready(),
         "sessions": state.sessions.len(),
         "backends": backends,
-    }))
-    .into_response()
+    });
+    if let Some(a) = &state.options.audit {
+        body["audit"] = a.status();
+    }
+    Json(body).into_response()
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 use vmcp_proto::{ErrorObject, jsonrpc, sse};
 
-use crate::errors::Failure;
+use crate::{audit, errors::Failure};
 
 /// How the client wants answers to its POSTs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,16 +63,24 @@ pub(crate) fn result(format: Format, id: &Value, result: &(impl Serialize + ?Siz
 
 /// An error response for request `id`.
 pub(crate) fn failure(format: Format, id: &Value, failure: &Failure) -> Response {
-    message(
-        failure.status,
-        format,
-        jsonrpc::error_bytes(id, &failure.error),
-    )
+    error(failure.status, format, id, &failure.error)
+}
+
+/// An error response for request `id` with HTTP `status`.
+pub(crate) fn error(
+    status: StatusCode,
+    format: Format,
+    id: &Value,
+    error: &ErrorObject,
+) -> Response {
+    audit::error(error.code, &error.message);
+    message(status, format, jsonrpc::error_bytes(id, error))
 }
 
 /// An HTTP-level refusal (bad session, bad header, too large...) with a JSON-RPC error body.
 pub(crate) fn refuse(status: StatusCode, code: i64, message: impl Into<String>) -> Response {
     let err = ErrorObject::new(code, message);
+    audit::error(err.code, &err.message);
     let mut resp = Response::new(Body::from(jsonrpc::error_bytes(&Value::Null, &err)));
     *resp.status_mut() = status;
     resp.headers_mut().insert(

@@ -18,6 +18,7 @@ use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
 use tower::ServiceExt;
 
+use crate::audit::Peer;
 use crate::conn_limits::{self, Clock, ConnectionLimits, TimedStream, TrackedBody};
 
 /// The serving threads' runtimes. They live until the process exits: tasks they started (backend
@@ -148,10 +149,14 @@ async fn connection(
         }
     };
     let _ = stream.set_nodelay(true);
+    let peer = stream.peer_addr().ok().map(Peer);
     let clock = Clock::new();
     let service = {
         let clock = clock.clone();
-        hyper::service::service_fn(move |req| {
+        hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+            if let Some(p) = peer {
+                req.extensions_mut().insert(p);
+            }
             let in_flight = clock.request_started();
             let call = app.clone().oneshot(req);
             async move {

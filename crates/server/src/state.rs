@@ -34,6 +34,8 @@ pub struct ServerOptions {
     pub status_access: StatusAccess,
     /// Client request headers copied to backend requests (`passthroughHeaders`).
     pub passthrough_headers: Vec<http::HeaderName>,
+    /// The audit trail of `/mcp` requests, when `audit` is configured.
+    pub audit: Option<Arc<vmcp_audit::Auditor>>,
 }
 
 impl ServerOptions {
@@ -65,6 +67,7 @@ impl Default for ServerOptions {
             auth: Authenticator::Anonymous,
             status_access: StatusAccess::Public,
             passthrough_headers: Vec::new(),
+            audit: None,
         }
     }
 }

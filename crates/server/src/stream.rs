@@ -22,6 +22,7 @@ use vmcp_proto::era::Era;
 use vmcp_proto::{ErrorObject, codes, jsonrpc, meta::strip_reserved, sse};
 
 use crate::{
+    audit,
     dispatch::{self, Ctx},
     envelope,
     errors::Failure,
@@ -235,7 +236,7 @@ pub(crate) async fn serve(
     let mut work = {
         let (state, audience, method, key) =
             (state.clone(), audience.clone(), method.clone(), key.clone());
-        tokio::spawn(async move {
+        tokio::spawn(audit::carry(async move {
             let session = audience.session();
             let outcome = async {
                 let catalog = match session {
@@ -260,7 +261,7 @@ pub(crate) async fn serve(
                 s.end(&key);
             }
             outcome
-        })
+        }))
     };
     let joined = |r: Result<Result<Value, Failure>, tokio::task::JoinError>| {
         r.unwrap_or_else(|e| {
@@ -287,7 +288,7 @@ pub(crate) async fn serve(
         Err(event) => event,
     };
     let (tx, rx) = mpsc::channel::<Bytes>(256);
-    tokio::spawn(async move {
+    tokio::spawn(audit::carry(async move {
         let mut guard = cancel_on_drop;
         if let Some(event) = first_event {
             audience.relay(event, &tx, &state);
@@ -307,10 +308,13 @@ pub(crate) async fn serve(
         }
         let bytes = match audience.finish(outcome, &method, &state) {
             Ok(result) => jsonrpc::response_bytes(&id, &result),
-            Err(f) => jsonrpc::error_bytes(&id, &f.error),
+            Err(f) => {
+                audit::error(f.error.code, &f.error.message);
+                jsonrpc::error_bytes(&id, &f.error)
+            }
         };
         let _ = tx.send(Bytes::from(sse::message_event(&bytes, None))).await;
-    });
+    }));
     event_stream(rx)
 }
 

@@ -1,6 +1,7 @@
 //! `vmcp`: a Virtual MCP Server. One MCP endpoint in front of many MCP servers.
 
 mod assemble;
+mod audit;
 mod authz;
 mod cli;
 mod logging;

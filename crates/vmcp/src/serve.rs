@@ -59,6 +59,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let serving =
         vmcp_server::ServingThreads::start(threads).context("cannot start serving threads")?;
     let backends = assemble::backends(&config, &serving)?;
+    let auditor = crate::audit::auditor(&config, &backends)?;
     let mut options = assemble::gateway_options(&config);
     if let Some(authorizer) = authorizer {
         options.authorizer = Arc::new(authorizer);
@@ -88,6 +89,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             body_timeout: config.server.request_body_timeout,
             idle_timeout: config.server.idle_connection_timeout,
         },
+        audit: auditor.clone(),
         ..ServerOptions::default()
     };
     let state = AppState::new(
@@ -127,6 +129,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .is_err()
     {
         tracing::warn!("backends did not close within 10s");
+    }
+    if let Some(a) = &auditor
+        && !a.flush(Duration::from_secs(5)).await
+    {
+        tracing::warn!("audit lines still unwritten at shutdown: {}", a.status());
     }
     tracing::info!("stopped");
     Ok(())

@@ -7,6 +7,7 @@
 //! Each submodule owns one section: its types and how it is decoded.
 
 mod aggregation;
+mod audit;
 mod auth;
 mod backend;
 mod operational;
@@ -22,6 +23,7 @@ pub use aggregation::{
     AggregationConfig, AnnotationsOverride, ConflictResolutionConfig, ConflictStrategy,
     DEFAULT_PREFIX_FORMAT, ToolConfigRef, ToolOverride, ToolVisibility, WorkloadToolConfig,
 };
+pub use audit::{AUDIT_EVENT_TYPES, AuditConfig, AuditFailureMode};
 pub use auth::{
     AuthzConfig, AuthzType, BackendAuthStrategy, IncomingAuthConfig, IncomingAuthType, OidcConfig,
     OutgoingAuthConfig, OutgoingAuthSource, STRATEGY_TYPES,
@@ -64,8 +66,8 @@ pub struct Config {
     pub metadata: BTreeMap<String, String>,
     /// `telemetry`, kept as written (not supported yet).
     pub telemetry: Option<RawSection>,
-    /// `audit`, kept as written (not supported yet).
-    pub audit: Option<RawSection>,
+    /// `audit`.
+    pub audit: Option<AuditConfig>,
     /// `optimizer`, kept as written (not supported yet).
     pub optimizer: Option<RawSection>,
     /// `codeMode`, kept as written (not supported yet when enabled).
@@ -258,7 +260,9 @@ pub(crate) fn decode(root: &Value, issues: &Issues) -> Config {
         operational,
         metadata: f.string_map("metadata"),
         telemetry: f.raw("telemetry"),
-        audit: f.raw("audit"),
+        audit: f
+            .value("audit")
+            .map(|(v, p)| audit::decode_audit(v, &p, issues)),
         optimizer: f.raw("optimizer"),
         code_mode: f.raw("codeMode"),
         session_storage,

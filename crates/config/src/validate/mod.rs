@@ -6,6 +6,7 @@
 //! way vmcp learns of them.
 
 mod aggregation;
+mod audit;
 mod auth;
 mod backends;
 mod operational;
@@ -33,6 +34,9 @@ pub(crate) fn validate(config: &Config, issues: &Issues) {
     operational::check(config, issues);
     auth::check(config, issues);
     server::check(&config.server, &root.key("server"), issues);
+    if let Some(a) = &config.audit {
+        audit::check(a, &root.key("audit"), issues);
+    }
     check_passthrough_headers(config, issues);
     check_composite(config, issues);
     if let Some(s) = &config.session_storage
