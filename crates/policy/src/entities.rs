@@ -27,8 +27,23 @@ pub struct GroupRules {
     pub group_type: String,
 }
 
+/// The entity types of the model, parsed once (parsing a type name showed in every decision).
+fn known_type(kind: &str) -> Option<EntityTypeName> {
+    use std::sync::OnceLock;
+    const KNOWN: [&str; 7] = [
+        "Client", "Action", "Tool", "Prompt", "Resource", "MCP", "Backend",
+    ];
+    static PARSED: OnceLock<Vec<EntityTypeName>> = OnceLock::new();
+    let i = KNOWN.iter().position(|k| *k == kind)?;
+    let parsed = PARSED.get_or_init(|| KNOWN.iter().filter_map(|k| k.parse().ok()).collect());
+    parsed.get(i).cloned()
+}
+
 pub(crate) fn uid(kind: &str, id: &str) -> Option<EntityUid> {
-    let name: EntityTypeName = kind.parse().ok()?;
+    let name: EntityTypeName = match known_type(kind) {
+        Some(n) => n,
+        None => kind.parse().ok()?,
+    };
     Some(EntityUid::from_type_name_and_id(name, EntityId::new(id)))
 }
 

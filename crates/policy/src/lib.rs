@@ -41,6 +41,8 @@ const SLICES_CAP: usize = 4096;
 /// more than the decision itself).
 struct Prepared {
     principal: Entity,
+    /// `entitiesJson`, the principal and the actions: a request adds only its resource.
+    entities: Entities,
     ancestors: HashSet<EntityUid>,
     claims: Context,
     /// Keeps the claims alive, so their address (the cache key) is not reused by another caller.
@@ -237,7 +239,16 @@ impl CedarAuthorizer {
         let uid = principal.uid();
         let mut ancestors = self.ancestors_of(&uid, parents);
         ancestors.insert(uid);
+        let entities = self
+            .base
+            .clone()
+            .add_entities(
+                std::iter::once(principal.clone()).chain(self.actions.iter().map(|a| a.2.clone())),
+                None,
+            )
+            .ok()?;
         let prepared = Arc::new(Prepared {
+            entities,
             ancestors,
             claims: Context::from_pairs(entities::claims(identity)).ok()?,
             principal,
@@ -371,8 +382,7 @@ impl CedarAuthorizer {
                 false,
             );
         };
-        let all: [Entity; 3] = [prepared.principal.clone(), action.2.clone(), resource];
-        let entities = match self.base.clone().add_entities(all, None) {
+        let entities = match prepared.entities.clone().add_entities([resource], None) {
             Ok(e) => e,
             Err(e) => return (deny(format!("entities: {e}")), reads.args),
         };

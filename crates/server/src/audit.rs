@@ -203,11 +203,14 @@ pub(crate) async fn layer(
     let started = Instant::now();
     let resp = NOTE.scope(note.clone(), next.run(req)).await;
     let status = resp.status().as_u16();
-    let opened_stream = is_get
-        && resp
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let is_stream = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let listens = note
+        .event
+        .lock()
+        .is_ok_and(|e| e.method.as_deref() == Some("subscriptions/listen"));
     let mut pending = Pending {
         auditor,
         slot: Some(slot),
@@ -219,10 +222,11 @@ pub(crate) async fn layer(
         capture: None,
         capture_limit: 0,
     };
-    if opened_stream {
-        // A GET stream lives as long as the session: it is audited when it opens.
+    if is_stream && (is_get || listens) {
+        // A GET stream lives as long as the session, a Modern listen as long as the client
+        // wants: both are audited when they open.
         if let Ok(mut e) = pending.note.event.lock() {
-            e.stream_open = true;
+            e.stream_open = is_get;
         }
         pending.write();
         return resp;
