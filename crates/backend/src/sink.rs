@@ -128,7 +128,7 @@ impl CallSink {
     }
 
     /// Delivers a notification without waiting; drops it when the queue is full.
-    pub(crate) fn notify(&self, method: String, params: Option<Value>) {
+    pub fn notify(&self, method: String, params: Option<Value>) {
         self.touch();
         if self
             .inner
@@ -141,7 +141,7 @@ impl CallSink {
     }
 
     /// Asks the client something and waits for its answer.
-    pub(crate) async fn request(
+    pub async fn request(
         &self,
         method: String,
         params: Option<Value>,

@@ -142,6 +142,11 @@ impl Issues {
         }
     }
 
+    /// Whether a problem was recorded at `path` or below it.
+    pub(crate) fn has_at(&self, path: &KeyPath) -> bool {
+        self.0.borrow().iter().any(|i| i.path.within(path))
+    }
+
     /// Whether nothing has been recorded.
     pub(crate) fn is_empty(&self) -> bool {
         self.0.borrow().is_empty()

@@ -5,7 +5,7 @@ use crate::schema::{Config, OutgoingAuthSource, SessionProvider};
 
 impl Config {
     /// Paths of configured features that are parsed but not implemented yet, e.g.
-    /// `compositeTools`, `incomingAuth.authz`,
+    /// `compositeToolRefs`, `telemetry`,
     /// `outgoingAuth.backends.github: header_injection`. Empty when everything
     /// configured is supported. `serve` refuses to start when this is not empty.
     pub fn unsupported(&self) -> Vec<String> {
@@ -40,9 +40,6 @@ impl Config {
             if t.tool_config_ref.is_some() {
                 add(format!("aggregation.tools[{i}].toolConfigRef"));
             }
-        }
-        if !self.composite_tools.is_empty() {
-            add("compositeTools".to_owned());
         }
         if !self.composite_tool_refs.is_empty() {
             add("compositeToolRefs".to_owned());

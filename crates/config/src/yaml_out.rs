@@ -90,7 +90,7 @@ pub(crate) fn to_value(c: &Config) -> Value {
         aggregation(&c.aggregation)
     });
     out.put_if(!c.composite_tools.is_empty(), "compositeTools", || {
-        c.composite_tools.iter().map(raw).collect()
+        c.composite_tools.iter().map(|t| raw(&t.raw)).collect()
     });
     out.put_if(
         !c.composite_tool_refs.is_empty(),

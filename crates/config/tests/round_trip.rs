@@ -64,6 +64,7 @@ aggregation:
       excludeAll: true
 compositeTools:
   - name: flow
+    description: A flow
     steps: [{id: s1, tool: gh.a, arguments: {x: \"{{.params.x}}\"}}]
 compositeToolRefs: [{name: ref}]
 operational:

@@ -110,6 +110,9 @@ compositeTools:
         message: "PR {{.params.pr_number}} merged. Proceed with deployment?"
         dependsOn: ["merge"]
         timeout: "5m"
+        # ToolHive's loader accepts an elicitation without `schema` and its server then
+        # refuses to start; vmcp reports it at load, so the example carries one.
+        schema: {type: object, properties: {proceed: {type: boolean}}}
 
 telemetry:
   endpoint: "localhost:4317"
@@ -151,11 +154,7 @@ fn toolhive_example_loads() {
     assert_eq!(c.composite_tools.len(), 1);
     assert_eq!(
         c.unsupported(),
-        [
-            "compositeTools",
-            "operational.failureHandling.circuitBreaker",
-            "telemetry",
-        ]
+        ["operational.failureHandling.circuitBreaker", "telemetry",]
     );
     let audit = c.audit.as_ref().expect("audit block");
     assert!(

@@ -6,8 +6,12 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::{
-    conflict::resolve_tools, discover::BackendCapabilities, policy::AggregationPolicy,
-    prompts::resolve_prompts, uri_template::UriTemplate,
+    composite::{self, CompositeIndex, RoutedTool},
+    conflict::resolve_tools,
+    discover::BackendCapabilities,
+    policy::AggregationPolicy,
+    prompts::resolve_prompts,
+    uri_template::UriTemplate,
 };
 
 /// Where a named capability lives.
@@ -35,6 +39,7 @@ pub struct Catalog {
     fingerprints: [u64; 3],
     subscribe: bool,
     logging: Vec<String>,
+    composites: CompositeIndex,
     /// Unique per build: what caches of views of this catalog are keyed by.
     id: u64,
 }
@@ -62,18 +67,43 @@ impl Catalog {
             ..Default::default()
         };
 
-        for t in resolve_tools(policy, &caps)? {
-            if t.advertised {
-                cat.tools.push(t.tool);
-            }
+        let resolved = resolve_tools(policy, &caps)?;
+        for t in &resolved {
             cat.tool_routes.insert(
-                t.name,
+                t.name.clone(),
                 Route {
-                    backend: t.backend,
-                    original: t.original,
+                    backend: t.backend.clone(),
+                    original: t.original.clone(),
                 },
             );
         }
+        let (composites, index) = composite::advertise(
+            &policy.composites,
+            resolved.iter().filter_map(|t| {
+                Some(RoutedTool {
+                    name: &t.name,
+                    route: cat.tool_routes.get(&t.name)?,
+                    definition: &t.tool,
+                })
+            }),
+            &|name| resolved.iter().any(|t| t.advertised && t.name == name),
+        );
+        cat.composites = index;
+        cat.tools = resolved
+            .into_iter()
+            .filter(|t| t.advertised)
+            .map(|t| t.tool)
+            .chain(composites)
+            .collect();
+        cat.tools.sort_by(|a, b| {
+            let name = |v: &Value| {
+                v.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            name(a).cmp(&name(b))
+        });
 
         let (resources, routes) = dedupe_by_key(&caps, |c| &c.resources, "uri", "resource");
         cat.resources = resources;
@@ -148,6 +178,23 @@ impl Catalog {
     /// The route of a tool by its advertised (or hidden-but-routable) name.
     pub fn tool(&self, name: &str) -> Option<&Route> {
         self.tool_routes.get(name)
+    }
+
+    /// The composite tool advertised under `name`.
+    pub fn composite(&self, name: &str) -> Option<&std::sync::Arc<vmcp_workflow::Workflow>> {
+        self.composites.workflows.get(name)
+    }
+
+    /// Where a composite step's tool reference (advertised name or `backend.tool`) goes.
+    pub fn composite_route(&self, reference: &str) -> Option<&Route> {
+        self.tool_routes.get(self.composites.refs.get(reference)?)
+    }
+
+    /// The definition of the tool a composite step's reference resolves to.
+    pub fn composite_definition(&self, reference: &str) -> Option<&Value> {
+        self.composites
+            .defs
+            .get(self.composites.refs.get(reference)?)
     }
 
     /// Resources, sorted by URI.

@@ -392,6 +392,9 @@ impl Gateway {
     ) -> Result<Value, CoreError> {
         let name = str_param(&params, "name", "tools/call")?;
         object_param(&params, "arguments", "tools/call")?;
+        if let Some(wf) = catalog.composite(name) {
+            return self.call_composite(caller, catalog, wf, &params).await;
+        }
         let Some(route) = catalog.tool(name) else {
             return Err(if self.hides_unknown() {
                 CoreError::Denied("call")
@@ -414,6 +417,50 @@ impl Gateway {
         params["name"] = Value::String(route.original.clone());
         self.forward(&route.backend, caller, "tools/call", params)
             .await
+    }
+
+    /// Runs a composite tool: admitted by its own name (its steps are not admitted one by
+    /// one: they may call tools hidden from the caller), then run as the caller.
+    async fn call_composite(
+        &self,
+        caller: &Caller<'_>,
+        catalog: &Catalog,
+        wf: &vmcp_workflow::Workflow,
+        params: &Value,
+    ) -> Result<Value, CoreError> {
+        let name = wf.name();
+        let target = Target {
+            kind: Kind::Tool,
+            name,
+            backend: None,
+            definition: catalog.advertised_tool(name),
+        };
+        if !self.admit(
+            caller.identity,
+            Action::CallTool(target, params.get("arguments")),
+        ) {
+            return Err(CoreError::Denied("call"));
+        }
+        if let Some(why) = crate::composite::cannot_run(wf, caller) {
+            return Err(CoreError::InvalidParams(format!(
+                "composite tool {name:?} cannot run for this client: {why}"
+            )));
+        }
+        let runner = crate::composite::GatewayRunner {
+            gateway: self,
+            caller: *caller,
+            catalog,
+            progress_token: params
+                .get("_meta")
+                .and_then(|m| m.get("progressToken"))
+                .cloned(),
+        };
+        let args = params
+            .get("arguments")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        Ok(wf.call(&runner, args).await)
     }
 
     /// Reads a resource by URI (advertised, or matching an advertised template).
@@ -547,7 +594,7 @@ impl Gateway {
         }
     }
 
-    async fn forward(
+    pub(crate) async fn forward(
         &self,
         backend: &str,
         caller: &Caller<'_>,

@@ -8,6 +8,7 @@
 mod admission;
 mod catalog;
 mod changes;
+mod composite;
 mod conflict;
 mod discover;
 mod error;
@@ -21,6 +22,7 @@ mod views;
 pub use admission::{Action, AllowAll, Authorizer, Decision, Identity, Kind, Target};
 pub use catalog::{Catalog, Route};
 pub use changes::GatewayNotice;
+pub use composite::Composites;
 pub use discover::BackendCapabilities;
 pub use error::CoreError;
 pub use gateway::{Caller, Gateway, GatewayOptions};

@@ -64,6 +64,8 @@ pub struct AggregationPolicy {
     pub exclude_all_tools: bool,
     /// Advertise tools only from backends listed in `workloads`.
     pub deny_unlisted: bool,
+    /// Composite tools, advertised when every step's tool resolves.
+    pub composites: crate::composite::Composites,
 }
 
 impl Default for AggregationPolicy {
@@ -75,6 +77,7 @@ impl Default for AggregationPolicy {
             workloads: BTreeMap::new(),
             exclude_all_tools: false,
             deny_unlisted: false,
+            composites: crate::composite::Composites::default(),
         }
     }
 }

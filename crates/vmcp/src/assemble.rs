@@ -9,7 +9,8 @@ use vmcp_backend::{Backend, BackendSpec, Isolation, StdioSpec, TransportSpec};
 use vmcp_config::{Config, ConflictStrategy, ToolVisibility, Transport};
 use vmcp_config::{IncomingAuthType, OidcConfig};
 use vmcp_core::{
-    AggregationPolicy, GatewayOptions, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy,
+    AggregationPolicy, Composites, GatewayOptions, PartialFailureMode, Strategy, ToolOverride,
+    WorkloadPolicy,
 };
 use vmcp_server::{ServingThreads, StatusAccess};
 
@@ -109,8 +110,27 @@ pub(crate) fn backends(
         .collect()
 }
 
-/// The core's options from the `aggregation` and `operational` sections.
-pub(crate) fn gateway_options(config: &Config) -> GatewayOptions {
+/// The composite tools, compiled (templates parsed once, for every call).
+fn composites(config: &Config) -> anyhow::Result<Composites> {
+    let compiled = config
+        .composite_tools
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let wf = vmcp_workflow::Workflow::compile(c)
+                .with_context(|| format!("compositeTools[{i}] ({})", c.name))?;
+            let capped = wf.capped_retries();
+            if !capped.is_empty() {
+                tracing::warn!(composite = %c.name, steps = ?capped, "retryCount above {} is capped at {}", vmcp_workflow::MAX_RETRIES, vmcp_workflow::MAX_RETRIES);
+            }
+            Ok(Arc::new(wf))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(Composites(Arc::new(compiled)))
+}
+
+/// The core's options from the `aggregation`, `compositeTools` and `operational` sections.
+pub(crate) fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions> {
     let agg = &config.aggregation;
     let workloads = agg
         .tools
@@ -160,8 +180,9 @@ pub(crate) fn gateway_options(config: &Config) -> GatewayOptions {
         workloads,
         exclude_all_tools: agg.exclude_all_tools,
         deny_unlisted: agg.default_tool_visibility == ToolVisibility::Deny,
+        composites: composites(config)?,
     };
-    GatewayOptions {
+    Ok(GatewayOptions {
         policy,
         partial_failure: match config.operational.failure_handling.partial_failure_mode {
             vmcp_config::PartialFailureMode::Fail => PartialFailureMode::Fail,
@@ -169,7 +190,7 @@ pub(crate) fn gateway_options(config: &Config) -> GatewayOptions {
         },
         discovery_timeout: config.server.discovery_timeout,
         ..GatewayOptions::default()
-    }
+    })
 }
 
 /// The incoming authenticator of `incomingAuth`.

@@ -60,7 +60,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         vmcp_server::ServingThreads::start(threads).context("cannot start serving threads")?;
     let backends = assemble::backends(&config, &serving)?;
     let auditor = crate::audit::auditor(&config, &backends)?;
-    let mut options = assemble::gateway_options(&config);
+    let mut options = assemble::gateway_options(&config)?;
     if let Some(authorizer) = authorizer {
         options.authorizer = Arc::new(authorizer);
     }

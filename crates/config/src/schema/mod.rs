@@ -10,6 +10,7 @@ mod aggregation;
 mod audit;
 mod auth;
 mod backend;
+mod composite;
 mod operational;
 mod server;
 
@@ -29,6 +30,10 @@ pub use auth::{
     OutgoingAuthConfig, OutgoingAuthSource, STRATEGY_TYPES,
 };
 pub use backend::{BackendConfig, BackendKind, Isolation, Transport};
+pub use composite::{
+    CompositeToolConfig, DEFAULT_STEP_TIMEOUT, DEFAULT_WORKFLOW_TIMEOUT, ElicitAction, ErrorAction,
+    OnError, OutputConfig, OutputProperty, OutputType, StepConfig, StepKind,
+};
 pub use operational::{
     CircuitBreakerConfig, FailureHandlingConfig, LogLevel, OperationalConfig, PartialFailureMode,
     TimeoutConfig,
@@ -56,8 +61,8 @@ pub struct Config {
     pub outgoing_auth: OutgoingAuthConfig,
     /// `aggregation`.
     pub aggregation: AggregationConfig,
-    /// `compositeTools[]`, kept as written (not supported yet).
-    pub composite_tools: Vec<RawSection>,
+    /// `compositeTools[]`.
+    pub composite_tools: Vec<CompositeToolConfig>,
     /// `compositeToolRefs[]` (Kubernetes only; not supported).
     pub composite_tool_refs: Vec<CompositeToolRef>,
     /// `operational`.
@@ -208,7 +213,7 @@ pub(crate) fn decode(root: &Value, issues: &Issues) -> Config {
         .value("compositeTools")
         .map(|(v, p)| {
             seq(v, &p, issues)
-                .filter_map(|(item, ip)| Fields::open(item, &ip, issues).raw_self())
+                .map(|(item, ip)| composite::decode_composite(item, &ip, issues))
                 .collect()
         })
         .unwrap_or_default();

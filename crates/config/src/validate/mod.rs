@@ -9,6 +9,7 @@ mod aggregation;
 mod audit;
 mod auth;
 mod backends;
+mod composite;
 mod operational;
 mod server;
 
@@ -38,7 +39,7 @@ pub(crate) fn validate(config: &Config, issues: &Issues) {
         audit::check(a, &root.key("audit"), issues);
     }
     check_passthrough_headers(config, issues);
-    check_composite(config, issues);
+    composite::check(config, issues);
     if let Some(s) = &config.session_storage
         && s.provider == SessionProvider::Redis
         && s.address.is_none()
@@ -140,37 +141,6 @@ fn check_passthrough_headers(config: &Config, issues: &Issues) {
         };
         if let Some(p) = problem {
             issues.push_new(&path.index(i), p);
-        }
-    }
-}
-
-fn check_composite(config: &Config, issues: &Issues) {
-    let root = KeyPath::root();
-    let mut seen = BTreeSet::new();
-    for (i, tool) in config.composite_tools.iter().enumerate() {
-        let path = root.key("compositeTools").index(i);
-        match tool.get("name").and_then(|v| v.as_str()) {
-            Some(name) if !name.is_empty() => {
-                if !seen.insert(name.to_owned()) {
-                    issues.push_new(
-                        &path.key("name"),
-                        format!("duplicate composite tool name {name:?}"),
-                    );
-                }
-            }
-            _ => issues.push_new(&path.key("name"), "is required"),
-        }
-    }
-    let mut seen = BTreeSet::new();
-    for (i, r) in config.composite_tool_refs.iter().enumerate() {
-        let path = root.key("compositeToolRefs").index(i).key("name");
-        if r.name.is_empty() {
-            issues.push_new(&path, "is required");
-        } else if !seen.insert(r.name.as_str()) {
-            issues.push_new(
-                &path,
-                format!("duplicate composite tool reference {:?}", r.name),
-            );
         }
     }
 }

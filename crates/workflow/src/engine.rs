@@ -1,0 +1,584 @@
+//! Running a workflow: a step starts as soon as every step it depends on has ended (at most
+//! [`MAX_PARALLEL_STEPS`] at once), conditions decide whether it runs, its templates are
+//! rendered against the context as it is then, and its end updates the context for the steps
+//! after it. A failing step fails the workflow (running siblings are dropped, which cancels
+//! their backend calls) unless its `onError` says `continue`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant, SystemTime};
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use serde_json::{Map, Value, json};
+use vmcp_config::{ElicitAction, ErrorAction};
+
+use crate::compile::{Body, OnError, Step, ToolCall, Workflow};
+use crate::{
+    Event, MAX_ELICITATION_ANSWER, MAX_ELICITATION_WAIT, MAX_PARALLEL_STEPS, Runner, coerce, output,
+};
+
+/// How a step ended.
+enum Outcome {
+    Completed {
+        output: Value,
+        content: Option<Map<String, Value>>,
+    },
+    /// An elicitation answered with `skip_remaining`: completed, and nothing else starts.
+    SkipRemaining {
+        output: Value,
+    },
+    Failed(String),
+}
+
+type StepFuture<'a> = Pin<Box<dyn Future<Output = (usize, Outcome, Duration)> + Send + 'a>>;
+/// A prepared step, ready to run.
+type Running<'a> = Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Waiting,
+    Running,
+    Ended,
+}
+
+impl Workflow {
+    /// Runs the workflow for one `tools/call` and returns its `CallToolResult`: the output on
+    /// success, an `isError` result saying why otherwise (never a protocol error).
+    pub async fn call<R: Runner>(&self, runner: &R, arguments: Map<String, Value>) -> Value {
+        match tokio::time::timeout(self.timeout, self.execute(runner, arguments)).await {
+            Ok(Ok(out)) => output::success(out),
+            Ok(Err(e)) => output::failure(&e),
+            Err(_) => output::failure("workflow timed out"),
+        }
+    }
+
+    async fn execute<R: Runner>(
+        &self,
+        runner: &R,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, String> {
+        let started = Instant::now();
+        let mut ctx = json!({
+            "params": Value::Object(self.with_defaults(arguments)),
+            "steps": {},
+            "vars": {},
+            "workflow": {
+                "id": workflow_id(),
+                "duration_ms": 0,
+                "step_count": self.steps.len(),
+                "status": "pending",
+                "start_time": rfc3339(SystemTime::now()),
+            },
+        });
+        let n = self.steps.len();
+        let mut state = vec![State::Waiting; n];
+        let mut ended = 0usize;
+        let mut last_completed: Option<usize> = None;
+        let mut skip_rest = false;
+        let mut running: FuturesUnordered<StepFuture<'_>> = FuturesUnordered::new();
+        loop {
+            // Start (or settle without running) every step whose dependencies have ended,
+            // until nothing changes: a skipped step can make its dependents ready at once.
+            let mut changed = true;
+            while changed {
+                changed = false;
+                for i in 0..n {
+                    if state[i] != State::Waiting
+                        || running.len() >= MAX_PARALLEL_STEPS
+                        || !self.steps[i].deps.iter().all(|&d| state[d] == State::Ended)
+                    {
+                        continue;
+                    }
+                    let step = &self.steps[i];
+                    let prepared = if skip_rest {
+                        Ok(None)
+                    } else {
+                        self.prepare(step, &ctx, runner)
+                    };
+                    match prepared {
+                        Ok(Some(fut)) => {
+                            runner.observe(Event::StepStarted { step: &step.id });
+                            set_step(&mut ctx, &step.id, json!({"status": "running"}));
+                            state[i] = State::Running;
+                            running.push(Box::pin(async move {
+                                let t = Instant::now();
+                                let outcome = fut.await;
+                                (i, outcome, t.elapsed())
+                            }));
+                        }
+                        Ok(None) => {
+                            state[i] = State::Ended;
+                            ended += 1;
+                            let mut entry = json!({"status": "skipped"});
+                            if let Some(d) = &step.default_results {
+                                entry["output"] = d.clone();
+                            }
+                            set_step(&mut ctx, &step.id, entry);
+                            self.ended(runner, step, "skipped", ended, Duration::ZERO);
+                            changed = true;
+                        }
+                        Err(e) => {
+                            state[i] = State::Ended;
+                            ended += 1;
+                            self.fail(step, e, &mut ctx)?;
+                            self.ended(runner, step, "failed", ended, Duration::ZERO);
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            let Some((i, outcome, elapsed)) = running.next().await else {
+                break;
+            };
+            let step = &self.steps[i];
+            state[i] = State::Ended;
+            ended += 1;
+            match outcome {
+                Outcome::Completed { output, content } => {
+                    let mut entry = json!({"status": "completed", "output": output});
+                    if let Some(c) = content {
+                        entry["content"] = Value::Object(c);
+                    }
+                    set_step(&mut ctx, &step.id, entry);
+                    last_completed = Some(i);
+                    self.ended(runner, step, "completed", ended, elapsed);
+                }
+                Outcome::SkipRemaining { output } => {
+                    set_step(
+                        &mut ctx,
+                        &step.id,
+                        json!({"status": "completed", "output": output}),
+                    );
+                    last_completed = Some(i);
+                    skip_rest = true;
+                    self.ended(runner, step, "completed", ended, elapsed);
+                }
+                Outcome::Failed(e) => {
+                    self.fail(step, e, &mut ctx)?;
+                    self.ended(runner, step, "failed", ended, elapsed);
+                }
+            }
+        }
+        if ended < n {
+            let stuck: Vec<&str> = (0..n)
+                .filter(|&i| state[i] != State::Ended)
+                .map(|i| self.steps[i].id.as_str())
+                .collect();
+            return Err(format!(
+                "steps {stuck:?} never became ready (dependency cycle)"
+            ));
+        }
+        if let Some(w) = ctx.get_mut("workflow") {
+            w["status"] = json!("completed");
+            w["duration_ms"] = json!(started.elapsed().as_millis() as u64);
+        }
+        match &self.output {
+            Some(out) => output::build(out, &ctx),
+            None => Ok(last_completed
+                .and_then(|i| ctx["steps"][&self.steps[i].id].get("output").cloned())
+                .unwrap_or(Value::Null)),
+        }
+    }
+
+    fn ended<R: Runner>(
+        &self,
+        runner: &R,
+        step: &Step,
+        status: &'static str,
+        done: usize,
+        elapsed: Duration,
+    ) {
+        runner.observe(Event::StepEnded {
+            step: &step.id,
+            status,
+            done,
+            total: self.steps.len(),
+            elapsed,
+        });
+    }
+
+    /// Records a failed step; `Err` (the workflow's failure) unless it continues on error.
+    fn fail(&self, step: &Step, error: String, ctx: &mut Value) -> Result<(), String> {
+        if step.on_error.action != ErrorAction::Continue {
+            return Err(format!("step {:?} failed: {error}", step.id));
+        }
+        let mut entry = json!({"status": "failed", "error": error});
+        if let Some(d) = &step.default_results {
+            entry["output"] = d.clone();
+        }
+        set_step(ctx, &step.id, entry);
+        Ok(())
+    }
+
+    /// Parameters with the schema's defaults for the ones not given.
+    fn with_defaults(&self, mut args: Map<String, Value>) -> Map<String, Value> {
+        if let Some(props) = self.parameters.get("properties").and_then(Value::as_object) {
+            for (k, p) in props {
+                if let Some(d) = p.get("default")
+                    && !args.contains_key(k)
+                {
+                    args.insert(k.clone(), d.clone());
+                }
+            }
+        }
+        args
+    }
+
+    /// Decides a ready step against the context as it is now: `Ok(None)` when its
+    /// condition is false, a future that runs it, or why it failed before running.
+    fn prepare<'a, R: Runner>(
+        &'a self,
+        step: &'a Step,
+        ctx: &Value,
+        runner: &'a R,
+    ) -> Result<Option<Running<'a>>, String> {
+        if let Some(c) = &step.condition {
+            let text = c.render(ctx).map_err(|e| format!("condition: {e}"))?;
+            match text.as_str() {
+                "true" | "True" | "TRUE" => {}
+                "false" | "False" | "FALSE" => return Ok(None),
+                other => {
+                    return Err(format!(
+                        "condition must render true or false, got {:?}",
+                        truncate(other)
+                    ));
+                }
+            }
+        }
+        Ok(Some(match &step.body {
+            Body::Tool(call) => {
+                let args = render_args(call, ctx, runner)?;
+                Box::pin(run_tool(
+                    runner,
+                    &call.tool,
+                    args,
+                    step.on_error,
+                    step.timeout,
+                ))
+            }
+            Body::Elicit {
+                message,
+                schema,
+                on_decline,
+                on_cancel,
+            } => {
+                let message = message.render(ctx).map_err(|e| format!("message: {e}"))?;
+                Box::pin(run_elicitation(
+                    runner,
+                    message,
+                    schema.clone(),
+                    (*on_decline, *on_cancel),
+                    step.timeout.min(MAX_ELICITATION_WAIT),
+                ))
+            }
+            Body::ForEach {
+                collection,
+                item_var,
+                max_parallel,
+                max_iterations,
+                inner,
+                inner_on_error,
+                inner_timeout,
+            } => {
+                let text = collection
+                    .render(ctx)
+                    .map_err(|e| format!("collection: {e}"))?;
+                let Ok(Value::Array(items)) = serde_json::from_str::<Value>(&text) else {
+                    return Err(format!(
+                        "collection must resolve to a JSON array, got {:?}",
+                        truncate(&text)
+                    ));
+                };
+                if items.len() > *max_iterations {
+                    return Err(format!(
+                        "collection size {} exceeds maxIterations {max_iterations}",
+                        items.len()
+                    ));
+                }
+                // One copy of the context for all iterations, `.forEach` set per item.
+                let mut local = ctx.clone();
+                let mut calls = Vec::with_capacity(items.len());
+                for (index, item) in items.iter().enumerate() {
+                    local["forEach"] = json!({ item_var.as_str(): item, "index": index });
+                    calls.push(render_args(inner, &local, runner)?);
+                }
+                Box::pin(run_for_each(
+                    runner,
+                    &inner.tool,
+                    items,
+                    calls,
+                    ForEachLimits {
+                        parallel: *max_parallel,
+                        on_error: *inner_on_error,
+                        timeout: *inner_timeout,
+                        keep_going: step.on_error.action == ErrorAction::Continue,
+                    },
+                ))
+            }
+        }))
+    }
+}
+
+fn set_step(ctx: &mut Value, id: &str, entry: Value) {
+    if let Some(Value::Object(steps)) = ctx.get_mut("steps") {
+        steps.insert(id.to_owned(), entry);
+    }
+}
+
+fn render_args<R: Runner>(call: &ToolCall, ctx: &Value, runner: &R) -> Result<Value, String> {
+    let args = call
+        .args
+        .render(ctx)
+        .map_err(|e| format!("arguments: {e}"))?;
+    Ok(match runner.input_schema(&call.tool) {
+        Some(schema) => coerce::to_schema(args, &schema),
+        None => args,
+    })
+}
+
+/// One tool call with the step's retries and time budget (retries included).
+async fn run_tool<R: Runner>(
+    runner: &R,
+    tool: &str,
+    args: Value,
+    on_error: OnError,
+    timeout: Duration,
+) -> Outcome {
+    let attempts = async {
+        let mut retried = 0u64;
+        let mut delay = on_error.delay;
+        loop {
+            let error = match runner.call_tool(tool, args.clone()).await {
+                Ok(r) if r.get("isError").and_then(Value::as_bool) != Some(true) => {
+                    let content = coerce::content_map(&r);
+                    return Outcome::Completed {
+                        output: coerce::step_output(&r, &content),
+                        content: Some(content),
+                    };
+                }
+                Ok(r) => coerce::error_message(&r),
+                Err(e) => e,
+            };
+            if on_error.action == ErrorAction::Retry && retried < on_error.retries {
+                retried += 1;
+                tokio::time::sleep(jitter(delay)).await;
+                delay = (delay * 2).min(on_error.delay * 60);
+                continue;
+            }
+            return Outcome::Failed(if retried > 0 {
+                format!("{error} (after {retried} retries)")
+            } else {
+                error
+            });
+        }
+    };
+    tokio::time::timeout(timeout, attempts)
+        .await
+        .unwrap_or_else(|_| {
+            Outcome::Failed(format!(
+                "timed out after {}",
+                vmcp_config::format_duration(timeout)
+            ))
+        })
+}
+
+/// Up to a quarter more than `d`, so retries of parallel steps do not stay in lockstep.
+fn jitter(d: Duration) -> Duration {
+    let mut b = [0u8; 2];
+    let r = getrandom::fill(&mut b).map_or(0, |()| u16::from_le_bytes(b));
+    d + d.mul_f64(f64::from(r) / f64::from(u16::MAX) / 4.0)
+}
+
+async fn run_elicitation<R: Runner>(
+    runner: &R,
+    message: String,
+    schema: Value,
+    (on_decline, on_cancel): (Option<ElicitAction>, Option<ElicitAction>),
+    wait: Duration,
+) -> Outcome {
+    let reason = match tokio::time::timeout(wait, runner.elicit(message, schema)).await {
+        Err(_) => "timeout",
+        Ok(Err(e)) => return Outcome::Failed(format!("elicitation failed: {e}")),
+        Ok(Ok(answer)) => match answer.get("action").and_then(Value::as_str) {
+            Some("accept") => {
+                let content = answer.get("content").cloned().unwrap_or(json!({}));
+                if serde_json::to_vec(&content).map_or(0, |v| v.len()) > MAX_ELICITATION_ANSWER
+                    || depth(&content) > 10
+                {
+                    return Outcome::Failed(
+                        "the elicitation answer is larger than 1 MiB or nested deeper than 10 levels"
+                            .into(),
+                    );
+                }
+                return Outcome::Completed {
+                    output: json!({"action": "accept", "content": content}),
+                    content: None,
+                };
+            }
+            Some("decline") => "decline",
+            Some("cancel") => "cancel",
+            other => {
+                return Outcome::Failed(format!(
+                    "the client answered the elicitation with action {other:?}"
+                ));
+            }
+        },
+    };
+    let handler = if reason == "decline" {
+        on_decline
+    } else {
+        on_cancel
+    };
+    match handler {
+        Some(ElicitAction::Continue) => Outcome::Completed {
+            output: json!({"action": reason}),
+            content: None,
+        },
+        Some(ElicitAction::SkipRemaining) => Outcome::SkipRemaining {
+            output: json!({"action": reason, "skipped": true}),
+        },
+        None | Some(ElicitAction::Abort) => Outcome::Failed(
+            match reason {
+                "decline" => "elicitation request was declined by user",
+                "cancel" => "elicitation request was cancelled by user",
+                _ => "elicitation request timed out",
+            }
+            .into(),
+        ),
+    }
+}
+
+fn depth(v: &Value) -> usize {
+    match v {
+        Value::Object(m) => 1 + m.values().map(depth).max().unwrap_or(0),
+        Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+struct ForEachLimits {
+    parallel: usize,
+    on_error: OnError,
+    timeout: Duration,
+    /// The step continues on error: failed iterations are recorded, not fatal.
+    keep_going: bool,
+}
+
+async fn run_for_each<R: Runner>(
+    runner: &R,
+    tool: &str,
+    items: Vec<Value>,
+    calls: Vec<Value>,
+    limits: ForEachLimits,
+) -> Outcome {
+    let count = items.len();
+    let mut results: Vec<Option<Outcome>> = (0..count).map(|_| None).collect();
+    let mut pending = calls.into_iter().enumerate();
+    let mut running = FuturesUnordered::new();
+    let mut failure: Option<(usize, String)> = None;
+    loop {
+        while failure.is_none() && running.len() < limits.parallel.max(1) {
+            let Some((i, args)) = pending.next() else {
+                break;
+            };
+            running.push(async move {
+                (
+                    i,
+                    run_tool(runner, tool, args, limits.on_error, limits.timeout).await,
+                )
+            });
+        }
+        let Some((i, outcome)) = running.next().await else {
+            break;
+        };
+        if let Outcome::Failed(e) = &outcome
+            && !limits.keep_going
+        {
+            failure = Some((i, e.clone()));
+            break;
+        }
+        results[i] = Some(outcome);
+    }
+    if let Some((i, e)) = failure {
+        return Outcome::Failed(format!("iteration {i} failed: {e}"));
+    }
+    let (mut completed, mut failed) = (0usize, 0usize);
+    let iterations: Vec<Value> = items
+        .into_iter()
+        .zip(results)
+        .enumerate()
+        .map(|(index, (item, r))| match r {
+            Some(Outcome::Completed { output, .. }) | Some(Outcome::SkipRemaining { output }) => {
+                completed += 1;
+                json!({"index": index, "item": item, "status": "completed", "output": output})
+            }
+            Some(Outcome::Failed(e)) => {
+                failed += 1;
+                json!({"index": index, "item": item, "status": "failed", "output": null, "error": e})
+            }
+            None => json!({"index": index, "item": item, "status": "cancelled", "output": null}),
+        })
+        .collect();
+    Outcome::Completed {
+        output: json!({"count": count, "completed": completed, "failed": failed, "iterations": iterations}),
+        content: None,
+    }
+}
+
+fn truncate(s: &str) -> String {
+    const MAX: usize = 200;
+    if s.len() <= MAX {
+        return s.to_owned();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+/// A random workflow run id (32 hex digits).
+fn workflow_id() -> String {
+    let mut b = [0u8; 16];
+    let _ = getrandom::fill(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// `t` as RFC 3339 UTC with seconds (`2026-12-01T12:00:00Z`).
+fn rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_126_400 + 3661);
+        assert_eq!(rfc3339(t), "2026-12-01T13:01:01Z");
+        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00Z");
+    }
+}
