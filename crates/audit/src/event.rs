@@ -42,6 +42,22 @@ pub enum EventType {
     Http,
     /// A client opening its server-to-client event stream (GET).
     SseConnection,
+    /// A composite tool's run started.
+    WorkflowStarted,
+    /// A composite tool's run completed.
+    WorkflowCompleted,
+    /// A composite tool's run failed.
+    WorkflowFailed,
+    /// A composite tool's run ran out of time.
+    WorkflowTimedOut,
+    /// A workflow step started.
+    StepStarted,
+    /// A workflow step completed.
+    StepCompleted,
+    /// A workflow step failed.
+    StepFailed,
+    /// A workflow step was skipped.
+    StepSkipped,
 }
 
 impl EventType {
@@ -83,11 +99,19 @@ impl EventType {
             Self::Request => "mcp_request",
             Self::Http => "http_request",
             Self::SseConnection => "sse_connection",
+            Self::WorkflowStarted => "vmcp_workflow_started",
+            Self::WorkflowCompleted => "vmcp_workflow_completed",
+            Self::WorkflowFailed => "vmcp_workflow_failed",
+            Self::WorkflowTimedOut => "vmcp_workflow_timed_out",
+            Self::StepStarted => "vmcp_workflow_step_started",
+            Self::StepCompleted => "vmcp_workflow_step_completed",
+            Self::StepFailed => "vmcp_workflow_step_failed",
+            Self::StepSkipped => "vmcp_workflow_step_skipped",
         }
     }
 
-    /// Every type written for HTTP requests.
-    pub const ALL: [EventType; 15] = [
+    /// Every type written.
+    pub const ALL: [EventType; 23] = [
         Self::Initialize,
         Self::ToolCall,
         Self::ToolsList,
@@ -103,6 +127,14 @@ impl EventType {
         Self::Request,
         Self::Http,
         Self::SseConnection,
+        Self::WorkflowStarted,
+        Self::WorkflowCompleted,
+        Self::WorkflowFailed,
+        Self::WorkflowTimedOut,
+        Self::StepStarted,
+        Self::StepCompleted,
+        Self::StepFailed,
+        Self::StepSkipped,
     ];
 }
 
@@ -213,18 +245,18 @@ const ERROR_MESSAGE_CHARS: usize = 256;
 
 /// Writes one JSON object key by key straight into the line (building `Value` maps first cost
 /// more than the rest of the line together).
-struct Obj<'b> {
+pub(crate) struct Obj<'b> {
     buf: &'b mut Vec<u8>,
     first: bool,
 }
 
 impl<'b> Obj<'b> {
-    fn open(buf: &'b mut Vec<u8>) -> Self {
+    pub(crate) fn open(buf: &'b mut Vec<u8>) -> Self {
         buf.push(b'{');
         Self { buf, first: true }
     }
 
-    fn key(&mut self, key: &str) -> &mut Vec<u8> {
+    pub(crate) fn key(&mut self, key: &str) -> &mut Vec<u8> {
         if !self.first {
             self.buf.push(b',');
         }
@@ -234,24 +266,24 @@ impl<'b> Obj<'b> {
         self.buf
     }
 
-    fn str(&mut self, key: &str, value: &str) {
+    pub(crate) fn str(&mut self, key: &str, value: &str) {
         push_str(self.key(key), value);
     }
 
-    fn raw(&mut self, key: &str, value: &str) {
+    pub(crate) fn raw(&mut self, key: &str, value: &str) {
         self.key(key).extend_from_slice(value.as_bytes());
     }
 
-    fn value(&mut self, key: &str, value: &Value) {
+    pub(crate) fn value(&mut self, key: &str, value: &Value) {
         let buf = self.key(key);
         let _ = serde_json::to_writer(buf, value);
     }
 
-    fn object(&mut self, key: &str) -> Obj<'_> {
+    pub(crate) fn object(&mut self, key: &str) -> Obj<'_> {
         Obj::open(self.key(key))
     }
 
-    fn close(self) {
+    pub(crate) fn close(self) {
         self.buf.push(b'}');
     }
 }
@@ -357,7 +389,7 @@ pub(crate) fn line(e: &HttpEvent, s: &AuditSettings, scrub: &Scrubber) -> Vec<u8
 }
 
 /// `subjects`: who called, from the token's claims (`anonymous` without one).
-fn subjects(out: &mut Obj<'_>, identity: Option<&Identity>) {
+pub(crate) fn subjects(out: &mut Obj<'_>, identity: Option<&Identity>) {
     let claim = |name: &str| {
         identity
             .and_then(|i| i.claim_str(name))
@@ -382,7 +414,7 @@ fn subjects(out: &mut Obj<'_>, identity: Option<&Identity>) {
 
 /// `delegation`: the RFC 8693 `act` chain of the token, outermost actor first, at most `depth`
 /// links (`truncated` says when more were cut).
-fn delegation(claims: &Map<String, Value>, depth: usize) -> Option<Value> {
+pub(crate) fn delegation(claims: &Map<String, Value>, depth: usize) -> Option<Value> {
     let mut chain = Vec::new();
     let mut act = claims.get("act")?;
     let mut truncated = false;
@@ -439,7 +471,7 @@ fn random_bits() -> [u8; 16] {
 }
 
 /// A random (version 4) UUID.
-fn uuid_v4() -> String {
+pub(crate) fn uuid_v4() -> String {
     let mut b = random_bits();
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;

@@ -1,4 +1,4 @@
-//! The audit trail: one JSON line per MCP request (and, later, per workflow step) in ToolHive's
+//! The audit trail: one JSON line per MCP request and per composite-tool workflow event, in ToolHive's
 //! format, so tools that read ToolHive's audit logs read ours.
 //!
 //! The edge fills an [`HttpEvent`] while it serves a request; [`Auditor`] turns it into a line
@@ -11,6 +11,7 @@ mod event;
 mod scrub;
 mod sink;
 mod time;
+mod workflow;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use vmcp_auth::OutgoingAuth;
 pub use event::{EventType, HttpEvent, Outcome};
 pub use scrub::{REDACTED, Redactor, Scrubber};
 use sink::Sink;
+pub use workflow::WorkflowEvent;
 
 /// Where lines go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,6 +181,19 @@ impl Auditor {
         }
         let line = event::line(event, &self.settings, &self.scrub);
         match slot.permit.or_else(|| self.sink.try_reserve()) {
+            Some(permit) => self.sink.send(permit, line),
+            None => self.sink.count_dropped(),
+        }
+    }
+
+    /// Writes the line of a workflow or step event, unless its type is filtered out. Best
+    /// effort even when failing closed: the call that runs the workflow holds its own slot.
+    pub fn emit_workflow(&self, event: &WorkflowEvent<'_>) {
+        if !self.wants(event.kind) {
+            return;
+        }
+        let line = workflow::line(event, &self.settings, &self.scrub);
+        match self.sink.try_reserve() {
             Some(permit) => self.sink.send(permit, line),
             None => self.sink.count_dropped(),
         }

@@ -29,6 +29,12 @@ impl PartialEq for Composites {
     }
 }
 
+/// Sees every workflow and step event of composite-tool runs, with the caller (the audit trail).
+pub trait WorkflowObserver: Send + Sync {
+    /// One event of a run made by `identity`.
+    fn observe(&self, identity: &crate::Identity, event: &Event<'_>);
+}
+
 /// What a catalog knows to run its composites: each advertised composite, and where each
 /// tool reference of their steps goes.
 #[derive(Debug, Default)]
@@ -151,6 +157,9 @@ impl Runner for GatewayRunner<'_> {
     }
 
     fn observe(&self, event: Event<'_>) {
+        if let Some(o) = &self.gateway.opts.workflow_observer {
+            o.observe(self.caller.identity, &event);
+        }
         let (Some(token), Some(sink)) = (&self.progress_token, self.caller.sink) else {
             return;
         };

@@ -62,6 +62,8 @@ pub struct GatewayOptions {
     pub cache_ttl: Duration,
     /// The admission seam.
     pub authorizer: Arc<dyn Authorizer>,
+    /// Sees composite-tool runs (the audit trail), if anything does.
+    pub workflow_observer: Option<Arc<dyn crate::composite::WorkflowObserver>>,
 }
 
 impl Default for GatewayOptions {
@@ -72,6 +74,7 @@ impl Default for GatewayOptions {
             discovery_timeout: Duration::from_secs(15),
             cache_ttl: Duration::from_secs(30),
             authorizer: Arc::new(AllowAll),
+            workflow_observer: None,
         }
     }
 }

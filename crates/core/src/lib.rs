@@ -22,7 +22,7 @@ mod views;
 pub use admission::{Action, AllowAll, Authorizer, Decision, Identity, Kind, Target};
 pub use catalog::{Catalog, Route};
 pub use changes::GatewayNotice;
-pub use composite::Composites;
+pub use composite::{Composites, WorkflowObserver};
 pub use discover::BackendCapabilities;
 pub use error::CoreError;
 pub use gateway::{Caller, Gateway, GatewayOptions};

@@ -3,9 +3,10 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use vmcp_audit::{AuditSettings, Auditor, Destination};
+use vmcp_audit::{AuditSettings, Auditor, Destination, EventType, WorkflowEvent};
 use vmcp_backend::Backend;
 use vmcp_config::{AuditFailureMode, Config};
+use vmcp_workflow::Event;
 
 /// The auditor for `config`, if auditing is on; its secrets are the backends' credentials.
 ///
@@ -57,6 +58,105 @@ pub(crate) fn auditor(
     Ok(Some(auditor))
 }
 
+/// Writes composite-tool runs into the audit trail.
+pub(crate) struct WorkflowAudit(pub(crate) Arc<Auditor>);
+
+impl vmcp_core::WorkflowObserver for WorkflowAudit {
+    fn observe(&self, identity: &vmcp_core::Identity, event: &Event<'_>) {
+        let base = |kind, workflow_id, workflow_name| WorkflowEvent {
+            kind,
+            workflow_id,
+            workflow_name,
+            step_id: None,
+            step_type: None,
+            tool_name: None,
+            identity: Some(identity),
+            duration: None,
+            timeout: None,
+            step_count: None,
+            retry_count: None,
+            condition: None,
+            error: None,
+            request: None,
+            response: None,
+        };
+        let e = match *event {
+            Event::WorkflowStarted {
+                workflow,
+                name,
+                timeout,
+                params,
+            } => WorkflowEvent {
+                timeout: Some(timeout),
+                request: Some(params),
+                ..base(EventType::WorkflowStarted, workflow, name)
+            },
+            Event::WorkflowEnded {
+                workflow,
+                name,
+                status,
+                elapsed,
+                steps,
+                error,
+                output,
+            } => {
+                let kind = match status {
+                    "completed" => EventType::WorkflowCompleted,
+                    "timed_out" => EventType::WorkflowTimedOut,
+                    _ => EventType::WorkflowFailed,
+                };
+                WorkflowEvent {
+                    duration: Some(elapsed),
+                    step_count: Some(steps),
+                    error,
+                    response: output,
+                    ..base(kind, workflow, name)
+                }
+            }
+            Event::StepStarted {
+                workflow,
+                step,
+                kind,
+                tool,
+            } => WorkflowEvent {
+                step_id: Some(step),
+                step_type: Some(kind),
+                tool_name: tool,
+                ..base(EventType::StepStarted, workflow, "")
+            },
+            Event::StepEnded {
+                workflow,
+                step,
+                kind,
+                tool,
+                status,
+                elapsed,
+                retries,
+                error,
+                condition,
+                ..
+            } => {
+                let event_type = match status {
+                    "completed" => EventType::StepCompleted,
+                    "skipped" => EventType::StepSkipped,
+                    _ => EventType::StepFailed,
+                };
+                WorkflowEvent {
+                    step_id: Some(step),
+                    step_type: Some(kind),
+                    tool_name: tool,
+                    duration: (status != "skipped").then_some(elapsed),
+                    retry_count: (status != "skipped").then_some(retries),
+                    condition,
+                    error,
+                    ..base(event_type, workflow, "")
+                }
+            }
+        };
+        self.0.emit_workflow(&e);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use vmcp_audit::EventType;
@@ -68,5 +168,6 @@ mod tests {
             let accepted = AUDIT_EVENT_TYPES.contains(&t.name());
             assert_eq!(accepted, t != EventType::SseConnection, "{}", t.name());
         }
+        assert_eq!(EventType::ALL.len(), AUDIT_EVENT_TYPES.len() + 1);
     }
 }

@@ -64,6 +64,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(authorizer) = authorizer {
         options.authorizer = Arc::new(authorizer);
     }
+    if let Some(a) = &auditor {
+        options.workflow_observer = Some(Arc::new(crate::audit::WorkflowAudit(a.clone())));
+    }
     let gateway = Arc::new(Gateway::new(backends, options));
     gateway.watch();
     let options = ServerOptions {

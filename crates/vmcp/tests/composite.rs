@@ -133,6 +133,12 @@ compositeTools:
       - {id: echo_backend1, tool: rm.echo, arguments: {text: one}}
       - {id: echo_backend2, tool: data.echo, arguments: {input: two}}
       - {id: combine_results, tool: data.echo, dependsOn: [echo_backend1, echo_backend2], arguments: {input: "Combined: [{{ .steps.echo_backend1.result }}] + [{{ .steps.echo_backend2.output.output }}]"}}
+  - name: grow_rm
+    description: Makes the rmcp backend add its tool `extra`
+    steps: [{id: grow, tool: rm.grow}]
+  - name: uses_extra
+    description: Advertised only once the rmcp backend serves `extra`
+    steps: [{id: extra, tool: rm.extra}]
   - name: hidden_pair
     description: Calls two tools hidden by filters (scenario 12)
     steps:
@@ -143,6 +149,7 @@ compositeTools:
 struct World {
     gw: Gateway,
     calls: std::path::PathBuf,
+    audit: std::path::PathBuf,
     _rm: SdkBackend,
 }
 
@@ -153,6 +160,21 @@ impl World {
             .unwrap_or_default()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// The audit trail's workflow lines so far.
+    fn workflow_audit(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.audit)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|l| {
+                l["type"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .starts_with("vmcp_workflow")
+            })
             .collect()
     }
 
@@ -171,12 +193,18 @@ async fn world() -> Option<World> {
     }
     let rm = spawn_sdk("rm", BackendEra::Legacy, 0).await;
     let calls = temp_path("jsonl");
+    let audit = temp_path("audit.jsonl");
     let yaml = format!(
-        "name: composites\nbackends:\n  - name: data\n    transport: stdio\n    command: {PYTHON:?}\n    args: [{SERVER:?}]\n    env: {{COMPOSITE_CALLS: {calls:?}}}\n{rm}aggregation:\n  conflictResolution: prefix\n  conflictResolutionConfig: {{prefixFormat: \"{{workload}}_\"}}\n  tools:\n    - {{workload: rm, excludeAll: true}}\n    - {{workload: data, filter: [nonexistent]}}\n{COMPOSITES}",
+        "name: composites\naudit: {{logFile: {audit:?}, includeRequestData: true, includeResponseData: true, maxDataSize: 4096}}\nbackends:\n  - name: data\n    transport: stdio\n    command: {PYTHON:?}\n    args: [{SERVER:?}]\n    env: {{COMPOSITE_CALLS: {calls:?}}}\n{rm}aggregation:\n  conflictResolution: prefix\n  conflictResolutionConfig: {{prefixFormat: \"{{workload}}_\"}}\n  tools:\n    - {{workload: rm, excludeAll: true}}\n    - {{workload: data, filter: [nonexistent]}}\n{COMPOSITES}",
         rm = http_backend("rm", &rm.url),
     );
     let gw = Gateway::start(&yaml);
-    Some(World { gw, calls, _rm: rm })
+    Some(World {
+        gw,
+        calls,
+        audit,
+        _rm: rm,
+    })
 }
 
 fn text(result: &Value) -> String {
@@ -204,6 +232,7 @@ async fn toolhive_scenarios_through_the_binary_on_a_legacy_session() {
             "echo_twice",
             "fan_in",
             "file_and_label",
+            "grow_rm",
             "hidden_pair",
             "json_out",
             "no_retry_flaky",
@@ -421,4 +450,226 @@ async fn a_modern_client_lists_and_calls_composites() {
         .await;
     assert_eq!(r["structuredContent"]["count"], 42, "{r}");
     assert_eq!(w.calls_to("fetch"), [json!({"source": "modern"})]);
+}
+
+/// Every run and step is in the audit trail in ToolHive's workflow layout (and the lines match
+/// docs/audit-event.schema.json); the caller is the subject.
+#[tokio::test(flavor = "multi_thread")]
+async fn workflows_and_their_steps_are_audited() {
+    let Some(w) = world().await else { return };
+    let c = legacy_connect(&w.gw.url, json!({})).await;
+    let r = c
+        .call("conditional", json!({"run_step": false, "message": "m"}))
+        .await;
+    assert!(r["result"].get("isError").is_none(), "{r}");
+    let r = c.call("no_retry_flaky", json!({"key": "audit"})).await;
+    assert_eq!(r["result"]["isError"], true);
+    let r = c.call("retry_flaky", json!({"key": "audit2"})).await;
+    assert!(r["result"].get("isError").is_none(), "{r}");
+    // Lines are written off the request path: wait for the last run's end.
+    let mut lines = Vec::new();
+    for _ in 0..100 {
+        lines = w.workflow_audit();
+        if lines
+            .iter()
+            .filter(|l| l["type"] == "vmcp_workflow_completed")
+            .count()
+            == 2
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "vmcp_workflow_started",
+            "vmcp_workflow_step_skipped",
+            "vmcp_workflow_completed",
+            "vmcp_workflow_started",
+            "vmcp_workflow_step_started",
+            "vmcp_workflow_step_failed",
+            "vmcp_workflow_failed",
+            "vmcp_workflow_started",
+            "vmcp_workflow_step_started",
+            "vmcp_workflow_step_completed",
+            "vmcp_workflow_completed",
+        ],
+        "{lines:#?}"
+    );
+    let started = &lines[0];
+    assert_eq!(
+        started["source"],
+        json!({"type": "local", "value": "vmcp-composer", "extra": {}})
+    );
+    assert_eq!(started["target"]["workflow_name"], "conditional");
+    assert_eq!(started["target"]["type"], "workflow");
+    assert_eq!(started["metadata"]["extra"]["timeout_ms"], 1_800_000);
+    assert_eq!(
+        started["data"]["request"],
+        json!({"run_step": false, "message": "m"})
+    );
+    assert_eq!(started["subjects"]["user"], "anonymous");
+    let skipped = &lines[1];
+    assert_eq!(skipped["target"]["step_id"], "conditional_step");
+    assert_eq!(
+        skipped["target"]["workflow_id"],
+        started["target"]["workflow_id"]
+    );
+    assert_eq!(
+        skipped["metadata"]["extra"]["condition"],
+        "{{.params.run_step}}"
+    );
+    assert_eq!(
+        lines[2]["data"]["response"],
+        json!({"result": "default_value_when_skipped"})
+    );
+    assert_eq!(lines[2]["metadata"]["extra"]["step_count"], 1);
+    let failed = &lines[5];
+    assert_eq!(failed["outcome"], "failure");
+    assert_eq!(failed["target"]["tool_name"], "data.flaky");
+    assert!(
+        failed["metadata"]["extra"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("flaky"),
+        "{failed}"
+    );
+    assert_eq!(lines[6]["outcome"], "failure");
+    assert_eq!(
+        lines[9]["metadata"]["extra"]["retry_count"], 1,
+        "{}",
+        lines[9]
+    );
+    schema_valid(&w.audit);
+}
+
+/// Validates the log against docs/audit-event.schema.json with Python's jsonschema.
+fn schema_valid(log: &std::path::Path) {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let out = std::process::Command::new(PYTHON)
+        .arg(format!("{root}/tests/interop/validate_audit.py"))
+        .arg(format!("{root}/docs/audit-event.schema.json"))
+        .arg(log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "audit lines do not match the schema:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A client that sent a progress token hears of every finished step (ToolHive sends none).
+#[tokio::test(flavor = "multi_thread")]
+async fn progress_is_reported_per_finished_step() {
+    let Some(w) = world().await else { return };
+    let c = legacy_connect(&w.gw.url, json!({})).await;
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "file_and_label", "arguments": {"label": "x"}, "_meta": {"progressToken": "tok"}}});
+    let resp = c
+        .http
+        .post(&c.url)
+        .header("content-type", "application/json")
+        .header("accept", common::JSON_AND_SSE)
+        .header("mcp-session-id", c.session.clone().unwrap())
+        .header("mcp-protocol-version", &c.version)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut sse = SseReader::new(resp);
+    let mut progress = Vec::new();
+    loop {
+        let msg = sse
+            .next(std::time::Duration::from_secs(20))
+            .await
+            .expect("the answer");
+        if msg["method"] == "notifications/progress" {
+            progress.push(msg["params"].clone());
+        } else if msg["id"] == 9 {
+            assert_eq!(
+                msg["result"]["structuredContent"]["issue_number"], 456,
+                "{msg}"
+            );
+            break;
+        }
+    }
+    assert_eq!(
+        progress,
+        [
+            json!({"progressToken": "tok", "progress": 1, "total": 2, "message": "step create completed"}),
+            json!({"progressToken": "tok", "progress": 2, "total": 2, "message": "step label completed"}),
+        ]
+    );
+}
+
+/// A composite whose step's tool a backend does not serve is not listed; when the backend
+/// starts serving it (and says so with list_changed), the composite appears.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_composite_appears_when_its_tools_do() {
+    let Some(w) = world().await else { return };
+    let c = legacy_connect(&w.gw.url, json!({})).await;
+    let names = c.tool_names().await;
+    assert!(!names.contains(&"uses_extra".to_owned()), "{names:?}");
+    let r = c.call("uses_extra", json!({})).await;
+    assert!(r.get("error").is_some(), "not callable either: {r}");
+    let r = c.call("grow_rm", json!({})).await;
+    assert!(r["result"].get("isError").is_none(), "{r}");
+    let mut names = Vec::new();
+    for _ in 0..100 {
+        names = c.tool_names().await;
+        if names.contains(&"uses_extra".to_owned()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        names.contains(&"uses_extra".to_owned()),
+        "{names:?}\n{}",
+        w.gw.logs()
+    );
+    let r = c.call("uses_extra", json!({})).await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "{\"text\":\"extra\"}",
+        "{r}"
+    );
+}
+
+/// Scenario 11: `vmcp validate` (and `serve`) refuse ToolHive's invalid composites, each
+/// problem with its path and line.
+#[test]
+fn invalid_composites_are_refused_with_paths_and_lines() {
+    let config = temp_path("yaml");
+    std::fs::write(
+        &config,
+        r#"backends: [{name: b, url: "http://127.0.0.1:9/mcp"}]
+compositeTools:
+  - name: broken
+    description: d
+    steps:
+      - {id: a, tool: b.t, dependsOn: [b]}
+      - {id: b, tool: b.t, dependsOn: [a]}
+      - {id: c, tool: b.t, condition: "{{.params.go}}"}
+      - {id: d, tool: b.t, dependsOn: [c], arguments: {y: "{{.steps.c.output.y}}"}}
+      - {id: e, tool: b.t, onError: {action: retry}}
+      - {id: f, tool: "bad tool!"}
+"#,
+    )
+    .unwrap();
+    let (status, out, err) = common::run_cli(&["validate", "--config", config.to_str().unwrap()]);
+    assert!(!status.success(), "{out}{err}");
+    for needle in [
+        "compositeTools[0].steps[0].dependsOn (line 6): dependency cycle detected: a -> b -> a",
+        "compositeTools[0].steps[2].defaultResults (line 8): defaultResults[y] is required",
+        "compositeTools[0].steps[4].onError.retryCount (line 10): must be at least 1",
+        "compositeTools[0].steps[5].tool (line 11):",
+    ] {
+        assert!(
+            err.contains(needle) || out.contains(needle),
+            "{needle}\n{out}{err}"
+        );
+    }
 }

@@ -21,6 +21,14 @@ impl Text {
         Ok(Text::Template(Box::new(parse(src, at)?)))
     }
 
+    /// The text as written.
+    pub(crate) fn source(&self) -> &str {
+        match self {
+            Text::Plain(s) => s,
+            Text::Template(t) => t.source(),
+        }
+    }
+
     pub(crate) fn render(&self, ctx: &Value) -> Result<String, String> {
         match self {
             Text::Plain(s) => Ok(s.clone()),

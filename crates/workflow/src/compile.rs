@@ -64,6 +64,26 @@ pub(crate) struct Step {
     pub(crate) default_results: Option<Value>,
 }
 
+impl Step {
+    /// The step's type as configs spell it.
+    pub(crate) fn kind_name(&self) -> &'static str {
+        match self.body {
+            Body::Tool(_) => "tool",
+            Body::Elicit { .. } => "elicitation",
+            Body::ForEach { .. } => "forEach",
+        }
+    }
+
+    /// The tool the step calls, if any.
+    pub(crate) fn tool(&self) -> Option<&str> {
+        match &self.body {
+            Body::Tool(t) => Some(&t.tool),
+            Body::ForEach { inner, .. } => Some(&inner.tool),
+            Body::Elicit { .. } => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct OnError {
     pub(crate) action: ErrorAction,

@@ -6,6 +6,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
@@ -31,9 +32,10 @@ enum Outcome {
     Failed(String),
 }
 
-type StepFuture<'a> = Pin<Box<dyn Future<Output = (usize, Outcome, Duration)> + Send + 'a>>;
-/// A prepared step, ready to run.
-type Running<'a> = Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+/// A running step: its index, how it ended, how many retries it took, how long it ran.
+type StepFuture<'a> = Pin<Box<dyn Future<Output = (usize, Outcome, u64, Duration)> + Send + 'a>>;
+/// A prepared step, ready to run: how it ends and how many retries it took.
+type Running<'a> = Pin<Box<dyn Future<Output = (Outcome, u64)> + Send + 'a>>;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -46,7 +48,31 @@ impl Workflow {
     /// Runs the workflow for one `tools/call` and returns its `CallToolResult`: the output on
     /// success, an `isError` result saying why otherwise (never a protocol error).
     pub async fn call<R: Runner>(&self, runner: &R, arguments: Map<String, Value>) -> Value {
-        match tokio::time::timeout(self.timeout, self.execute(runner, arguments)).await {
+        let id = workflow_id();
+        let params = Value::Object(self.with_defaults(arguments));
+        runner.observe(Event::WorkflowStarted {
+            workflow: &id,
+            name: &self.name,
+            timeout: self.timeout,
+            params: &params,
+        });
+        let started = Instant::now();
+        let run = tokio::time::timeout(self.timeout, self.execute(runner, &id, params)).await;
+        let (status, error) = match &run {
+            Ok(Ok(_)) => ("completed", None),
+            Ok(Err(e)) => ("failed", Some(e.as_str())),
+            Err(_) => ("timed_out", Some("workflow timed out")),
+        };
+        runner.observe(Event::WorkflowEnded {
+            workflow: &id,
+            name: &self.name,
+            status,
+            elapsed: started.elapsed(),
+            steps: self.steps.len(),
+            error,
+            output: run.as_ref().ok().and_then(|r| r.as_ref().ok()),
+        });
+        match run {
             Ok(Ok(out)) => output::success(out),
             Ok(Err(e)) => output::failure(&e),
             Err(_) => output::failure("workflow timed out"),
@@ -56,15 +82,16 @@ impl Workflow {
     async fn execute<R: Runner>(
         &self,
         runner: &R,
-        arguments: Map<String, Value>,
+        id: &str,
+        params: Value,
     ) -> Result<Value, String> {
         let started = Instant::now();
         let mut ctx = json!({
-            "params": Value::Object(self.with_defaults(arguments)),
+            "params": params,
             "steps": {},
             "vars": {},
             "workflow": {
-                "id": workflow_id(),
+                "id": id,
                 "duration_ms": 0,
                 "step_count": self.steps.len(),
                 "status": "pending",
@@ -98,13 +125,18 @@ impl Workflow {
                     };
                     match prepared {
                         Ok(Some(fut)) => {
-                            runner.observe(Event::StepStarted { step: &step.id });
+                            runner.observe(Event::StepStarted {
+                                workflow: id,
+                                step: &step.id,
+                                kind: step.kind_name(),
+                                tool: step.tool(),
+                            });
                             set_step(&mut ctx, &step.id, json!({"status": "running"}));
                             state[i] = State::Running;
                             running.push(Box::pin(async move {
                                 let t = Instant::now();
-                                let outcome = fut.await;
-                                (i, outcome, t.elapsed())
+                                let (outcome, retries) = fut.await;
+                                (i, outcome, retries, t.elapsed())
                             }));
                         }
                         Ok(None) => {
@@ -115,20 +147,25 @@ impl Workflow {
                                 entry["output"] = d.clone();
                             }
                             set_step(&mut ctx, &step.id, entry);
-                            self.ended(runner, step, "skipped", ended, Duration::ZERO);
+                            let end = Ended::new(id, "skipped", ended, Duration::ZERO);
+                            self.ended(runner, step, end);
                             changed = true;
                         }
                         Err(e) => {
                             state[i] = State::Ended;
                             ended += 1;
+                            let end = Ended {
+                                error: Some(&e),
+                                ..Ended::new(id, "failed", ended, Duration::ZERO)
+                            };
+                            self.ended(runner, step, end);
                             self.fail(step, e, &mut ctx)?;
-                            self.ended(runner, step, "failed", ended, Duration::ZERO);
                             changed = true;
                         }
                     }
                 }
             }
-            let Some((i, outcome, elapsed)) = running.next().await else {
+            let Some((i, outcome, retries, elapsed)) = running.next().await else {
                 break;
             };
             let step = &self.steps[i];
@@ -142,7 +179,11 @@ impl Workflow {
                     }
                     set_step(&mut ctx, &step.id, entry);
                     last_completed = Some(i);
-                    self.ended(runner, step, "completed", ended, elapsed);
+                    let end = Ended {
+                        retries,
+                        ..Ended::new(id, "completed", ended, elapsed)
+                    };
+                    self.ended(runner, step, end);
                 }
                 Outcome::SkipRemaining { output } => {
                     set_step(
@@ -152,11 +193,16 @@ impl Workflow {
                     );
                     last_completed = Some(i);
                     skip_rest = true;
-                    self.ended(runner, step, "completed", ended, elapsed);
+                    self.ended(runner, step, Ended::new(id, "completed", ended, elapsed));
                 }
                 Outcome::Failed(e) => {
+                    let end = Ended {
+                        retries,
+                        error: Some(&e),
+                        ..Ended::new(id, "failed", ended, elapsed)
+                    };
+                    self.ended(runner, step, end);
                     self.fail(step, e, &mut ctx)?;
-                    self.ended(runner, step, "failed", ended, elapsed);
                 }
             }
         }
@@ -181,20 +227,24 @@ impl Workflow {
         }
     }
 
-    fn ended<R: Runner>(
-        &self,
-        runner: &R,
-        step: &Step,
-        status: &'static str,
-        done: usize,
-        elapsed: Duration,
-    ) {
+    fn ended<R: Runner>(&self, runner: &R, step: &Step, end: Ended<'_>) {
+        let skipped = end.status == "skipped";
         runner.observe(Event::StepEnded {
+            workflow: end.workflow,
             step: &step.id,
-            status,
-            done,
+            kind: step.kind_name(),
+            tool: step.tool(),
+            status: end.status,
+            done: end.done,
             total: self.steps.len(),
-            elapsed,
+            elapsed: end.elapsed,
+            retries: end.retries,
+            error: end.error,
+            condition: step
+                .condition
+                .as_ref()
+                .filter(|_| skipped)
+                .map(|c| c.source()),
         });
     }
 
@@ -320,6 +370,29 @@ impl Workflow {
     }
 }
 
+/// How a step ended, for its event.
+struct Ended<'a> {
+    workflow: &'a str,
+    status: &'static str,
+    done: usize,
+    elapsed: Duration,
+    retries: u64,
+    error: Option<&'a str>,
+}
+
+impl<'a> Ended<'a> {
+    fn new(workflow: &'a str, status: &'static str, done: usize, elapsed: Duration) -> Self {
+        Self {
+            workflow,
+            status,
+            done,
+            elapsed,
+            retries: 0,
+            error: None,
+        }
+    }
+}
+
 fn set_step(ctx: &mut Value, id: &str, entry: Value) {
     if let Some(Value::Object(steps)) = ctx.get_mut("steps") {
         steps.insert(id.to_owned(), entry);
@@ -337,16 +410,17 @@ fn render_args<R: Runner>(call: &ToolCall, ctx: &Value, runner: &R) -> Result<Va
     })
 }
 
-/// One tool call with the step's retries and time budget (retries included).
+/// One tool call with the step's retries and time budget (retries included); also how many
+/// retries it took (counted outside the timed future, which a timeout drops).
 async fn run_tool<R: Runner>(
     runner: &R,
     tool: &str,
     args: Value,
     on_error: OnError,
     timeout: Duration,
-) -> Outcome {
+) -> (Outcome, u64) {
+    let retried = AtomicU64::new(0);
     let attempts = async {
-        let mut retried = 0u64;
         let mut delay = on_error.delay;
         loop {
             let error = match runner.call_tool(tool, args.clone()).await {
@@ -360,27 +434,29 @@ async fn run_tool<R: Runner>(
                 Ok(r) => coerce::error_message(&r),
                 Err(e) => e,
             };
-            if on_error.action == ErrorAction::Retry && retried < on_error.retries {
-                retried += 1;
+            let done = retried.load(Ordering::Relaxed);
+            if on_error.action == ErrorAction::Retry && done < on_error.retries {
+                retried.store(done + 1, Ordering::Relaxed);
                 tokio::time::sleep(jitter(delay)).await;
                 delay = (delay * 2).min(on_error.delay * 60);
                 continue;
             }
-            return Outcome::Failed(if retried > 0 {
-                format!("{error} (after {retried} retries)")
+            return Outcome::Failed(if done > 0 {
+                format!("{error} (after {done} retries)")
             } else {
                 error
             });
         }
     };
-    tokio::time::timeout(timeout, attempts)
+    let outcome = tokio::time::timeout(timeout, attempts)
         .await
         .unwrap_or_else(|_| {
             Outcome::Failed(format!(
                 "timed out after {}",
                 vmcp_config::format_duration(timeout)
             ))
-        })
+        });
+    (outcome, retried.load(Ordering::Relaxed))
 }
 
 /// Up to a quarter more than `d`, so retries of parallel steps do not stay in lockstep.
@@ -391,6 +467,19 @@ fn jitter(d: Duration) -> Duration {
 }
 
 async fn run_elicitation<R: Runner>(
+    runner: &R,
+    message: String,
+    schema: Value,
+    handlers: (Option<ElicitAction>, Option<ElicitAction>),
+    wait: Duration,
+) -> (Outcome, u64) {
+    (
+        elicitation(runner, message, schema, handlers, wait).await,
+        0,
+    )
+}
+
+async fn elicitation<R: Runner>(
     runner: &R,
     message: String,
     schema: Value,
@@ -471,8 +560,9 @@ async fn run_for_each<R: Runner>(
     items: Vec<Value>,
     calls: Vec<Value>,
     limits: ForEachLimits,
-) -> Outcome {
+) -> (Outcome, u64) {
     let count = items.len();
+    let mut retries = 0u64;
     let mut results: Vec<Option<Outcome>> = (0..count).map(|_| None).collect();
     let mut pending = calls.into_iter().enumerate();
     let mut running = FuturesUnordered::new();
@@ -489,9 +579,10 @@ async fn run_for_each<R: Runner>(
                 )
             });
         }
-        let Some((i, outcome)) = running.next().await else {
+        let Some((i, (outcome, r))) = running.next().await else {
             break;
         };
+        retries += r;
         if let Outcome::Failed(e) = &outcome
             && !limits.keep_going
         {
@@ -501,7 +592,10 @@ async fn run_for_each<R: Runner>(
         results[i] = Some(outcome);
     }
     if let Some((i, e)) = failure {
-        return Outcome::Failed(format!("iteration {i} failed: {e}"));
+        return (
+            Outcome::Failed(format!("iteration {i} failed: {e}")),
+            retries,
+        );
     }
     let (mut completed, mut failed) = (0usize, 0usize);
     let iterations: Vec<Value> = items
@@ -520,10 +614,15 @@ async fn run_for_each<R: Runner>(
             None => json!({"index": index, "item": item, "status": "cancelled", "output": null}),
         })
         .collect();
-    Outcome::Completed {
-        output: json!({"count": count, "completed": completed, "failed": failed, "iterations": iterations}),
-        content: None,
-    }
+    let output =
+        json!({"count": count, "completed": completed, "failed": failed, "iterations": iterations});
+    (
+        Outcome::Completed {
+            output,
+            content: None,
+        },
+        retries,
+    )
 }
 
 fn truncate(s: &str) -> String {

@@ -59,18 +59,58 @@ pub trait Runner: Send + Sync {
     fn observe(&self, _event: Event<'_>) {}
 }
 
-/// A step's or the workflow's progress.
+/// What happened in a workflow run, for progress, audit and logs.
 #[derive(Debug, Clone, Copy)]
 pub enum Event<'a> {
+    /// The run started.
+    WorkflowStarted {
+        /// This run's id.
+        workflow: &'a str,
+        /// The composite tool's name.
+        name: &'a str,
+        /// The run's time budget.
+        timeout: Duration,
+        /// The parameters, defaults applied.
+        params: &'a Value,
+    },
+    /// The run ended.
+    WorkflowEnded {
+        /// This run's id.
+        workflow: &'a str,
+        /// The composite tool's name.
+        name: &'a str,
+        /// `completed`, `failed` or `timed_out`.
+        status: &'static str,
+        /// How long it ran.
+        elapsed: Duration,
+        /// How many steps the workflow has.
+        steps: usize,
+        /// Why it failed.
+        error: Option<&'a str>,
+        /// The output, when it completed.
+        output: Option<&'a Value>,
+    },
     /// A step started.
     StepStarted {
+        /// The run's id.
+        workflow: &'a str,
         /// The step.
         step: &'a str,
+        /// `tool`, `elicitation` or `forEach`.
+        kind: &'static str,
+        /// The tool it calls, if any.
+        tool: Option<&'a str>,
     },
     /// A step ended: completed, failed, or skipped.
     StepEnded {
+        /// The run's id.
+        workflow: &'a str,
         /// The step.
         step: &'a str,
+        /// `tool`, `elicitation` or `forEach`.
+        kind: &'static str,
+        /// The tool it calls, if any.
+        tool: Option<&'a str>,
         /// `completed`, `failed` or `skipped`.
         status: &'static str,
         /// How many steps have ended so far, this one included.
@@ -79,5 +119,11 @@ pub enum Event<'a> {
         total: usize,
         /// How long it ran.
         elapsed: Duration,
+        /// Retries it needed (forEach: over all iterations).
+        retries: u64,
+        /// Why it failed.
+        error: Option<&'a str>,
+        /// The condition that skipped it.
+        condition: Option<&'a str>,
     },
 }

@@ -93,14 +93,44 @@ impl Runner for Script {
     }
     fn observe(&self, event: Event<'_>) {
         let line = match event {
-            Event::StepStarted { step } => format!("start {step}"),
+            Event::StepStarted {
+                step, kind, tool, ..
+            } => {
+                format!("start {step} {kind} {}", tool.unwrap_or("-"))
+            }
             Event::StepEnded {
                 step,
                 status,
                 done,
                 total,
+                retries,
+                error,
+                condition,
                 ..
-            } => format!("{status} {step} {done}/{total}"),
+            } => {
+                let mut l = format!("{status} {step} {done}/{total}");
+                if retries > 0 {
+                    l.push_str(&format!(" retries={retries}"));
+                }
+                if let Some(e) = error {
+                    l.push_str(&format!(" error={e}"));
+                }
+                if let Some(c) = condition {
+                    l.push_str(&format!(" condition={c}"));
+                }
+                l
+            }
+            Event::WorkflowStarted { name, params, .. } => format!("workflow {name} {params}"),
+            Event::WorkflowEnded {
+                name,
+                status,
+                steps,
+                error,
+                ..
+            } => format!(
+                "workflow {name} {status} steps={steps} error={}",
+                error.unwrap_or("-")
+            ),
         };
         self.events.lock().unwrap().push(line);
     }
@@ -355,6 +385,16 @@ async fn retries_are_capped_and_the_error_says_how_many() {
     assert_eq!(
         text(&r),
         "Workflow execution failed: step \"down\" failed: still down (after 10 retries)"
+    );
+    let events = s.events.lock().unwrap();
+    assert!(
+        events
+            .contains(&"failed down 1/1 retries=10 error=still down (after 10 retries)".to_owned()),
+        "{events:?}"
+    );
+    assert_eq!(
+        events.last().unwrap(),
+        "workflow retry failed steps=1 error=step \"down\" failed: still down (after 10 retries)"
     );
 }
 
@@ -690,6 +730,10 @@ async fn step_and_workflow_timeouts() {
     );
     let r = wf.call(&s, Map::new()).await;
     assert_eq!(text(&r), "Workflow execution failed: workflow timed out");
+    assert_eq!(
+        s.events.lock().unwrap().last().unwrap(),
+        "workflow t timed_out steps=1 error=workflow timed out"
+    );
 }
 
 #[tokio::test]
@@ -796,6 +840,13 @@ async fn progress_events_come_per_step() {
     wf.call(&s, Map::new()).await;
     assert_eq!(
         *s.events.lock().unwrap(),
-        vec!["start a", "completed a 1/2", "start b", "completed b 2/2"]
+        vec![
+            "workflow c {}",
+            "start a tool b.x",
+            "completed a 1/2",
+            "start b tool b.x",
+            "completed b 2/2",
+            "workflow c completed steps=2 error=-"
+        ]
     );
 }
