@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Interop with the Python MCP SDK (PyPI `mcp`): its client, through the gateway, in front of the
-# repository's HTTP fixture and a stdio backend written with the same SDK (which elicits).
+# repository's HTTP fixture and a stdio backend written with the same SDK (which elicits), and a
+# composite tool that asks the client (mid-call on 2025-11-25, input_required on 2026-07-28).
 # Usage: .ci/interop.sh [legacy|auto]...   (default: legacy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,18 @@ backends:
     transport: stdio
     command: $PWD/$venv/bin/python
     args: ["$PWD/tests/interop/elicit_server.py"]
+compositeTools:
+  - name: greet_after_asking
+    description: Asks the user to confirm and name themselves, then echoes a greeting
+    steps:
+      - id: ask
+        type: elicitation
+        message: "Who is there?"
+        schema: {type: object, properties: {confirm: {type: boolean}, name: {type: string}}, required: [confirm, name]}
+      - {id: greet, tool: weather.echo, dependsOn: [ask], arguments: {text: "hello {{.steps.ask.output.content.name}}"}}
+    output:
+      properties:
+        greeting: {type: string, description: The greeting, value: "{{.steps.greet.output.text}}"}
 YAML
 ./target/debug/vmcp serve --config "$work/vmcp.yaml" --port 0 >"$work/vmcp.out" 2>"$work/vmcp.err" &
 pids+=($!)

@@ -1,5 +1,6 @@
 """Interop check: the Python `mcp` SDK as the client, through the vmcp gateway, calling tools on
-two backends (the repository's fixture over HTTP, and a Python SDK server over stdio that elicits).
+two backends (the repository's fixture over HTTP, and a Python SDK server over stdio that elicits),
+and a composite tool whose elicitation step the client answers on either revision.
 
 Usage: python_client.py <gateway-url> <mode>   (mode: legacy | auto)
 Prints one line per check and a closing "N passed, M failed"; exits non-zero on any failure."""
@@ -41,6 +42,14 @@ async def main() -> None:
         check("calls the HTTP backend", text(r) == "weather", text(r))
         r = await client.call_tool("booking_add", {"a": 2, "b": 40})
         check("calls the stdio Python backend", text(r) == "42", text(r))
+        # A composite tool whose first step asks the user: mid-call on a 2025-11-25 session,
+        # input_required and a retry on 2026-07-28; either way the SDK's callback answers.
+        r = await client.call_tool("greet_after_asking", {})
+        check(
+            "a composite tool's elicitation step is answered by the client",
+            r.structured_content == {"greeting": "hello Ada"},
+            repr(r.structured_content),
+        )
         if MODE == "legacy":
             r = await client.call_tool("booking_book_table", {"party_size": 4})
             check("elicitation round-trips through the gateway", text(r) == "booked 4 for Ada", text(r))

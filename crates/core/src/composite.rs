@@ -185,23 +185,21 @@ impl Runner for GatewayRunner<'_> {
 }
 
 /// Why this caller cannot run `wf`, if it cannot: a workflow that asks the user needs a
-/// client that can be asked.
+/// client that declared the elicitation capability.
 pub(crate) fn cannot_run(wf: &Workflow, caller: &Caller<'_>) -> Option<String> {
     let step = wf.elicitation_step()?;
-    let Some(client) = caller.sink.map(|s| s.client()) else {
-        return Some(format!(
-            "step {step:?} asks the user, and this request has no client session to ask"
-        ));
-    };
-    if !client.relays_requests() {
-        return Some(format!(
-            "step {step:?} asks the user; vmcp cannot ask 2026-07-28 clients from a composite tool yet (use a 2025-11-25 session)"
-        ));
-    }
-    if client.capabilities.get("elicitation").is_none() {
-        return Some(format!(
+    let declared = caller
+        .sink
+        .is_some_and(|s| s.client().capabilities.get("elicitation").is_some());
+    (!declared).then(|| {
+        format!(
             "step {step:?} asks the user, and the client did not declare the elicitation capability"
-        ));
-    }
-    None
+        )
+    })
+}
+
+/// Whether the caller is asked between requests (a 2026-07-28 client: `input_required` and a
+/// retry), rather than while the call runs (a 2025-11-25 session).
+pub(crate) fn asks_in_rounds(wf: &Workflow, caller: &Caller<'_>) -> bool {
+    wf.elicitation_step().is_some() && !caller.sink.is_some_and(|s| s.client().relays_requests())
 }

@@ -458,12 +458,59 @@ impl Gateway {
                 .and_then(|m| m.get("progressToken"))
                 .cloned(),
         };
-        let args = params
-            .get("arguments")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        Ok(wf.call(&runner, args).await)
+        let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+        let args = arguments.as_object().cloned().unwrap_or_default();
+        if !crate::composite::asks_in_rounds(wf, caller) {
+            return Ok(wf.call(&runner, args).await);
+        }
+        // A 2026-07-28 client is asked between requests: the answers and the sealed state of
+        // the round before come with this request.
+        let resume = match params.get("requestState") {
+            None => None,
+            Some(sealed) => {
+                let state = sealed
+                    .as_str()
+                    .ok_or("requestState must be a string")
+                    .and_then(|s| crate::request_state::open(s, caller.identity, name, &arguments))
+                    .map_err(|e| CoreError::InvalidParams(e.to_owned()))?;
+                let answers = match params.get("inputResponses") {
+                    None => serde_json::Map::new(),
+                    Some(Value::Object(m)) => m.clone(),
+                    Some(_) => {
+                        return Err(CoreError::InvalidParams(
+                            "inputResponses must be an object".into(),
+                        ));
+                    }
+                };
+                Some(vmcp_workflow::Resume { state, answers })
+            }
+        };
+        match wf.call_in_rounds(&runner, args, resume.as_ref()).await {
+            vmcp_workflow::Round::Done(result) => Ok(result),
+            vmcp_workflow::Round::NeedsInput {
+                requests,
+                state,
+                expires_in,
+            } => {
+                match crate::request_state::seal(
+                    caller.identity,
+                    name,
+                    &arguments,
+                    state,
+                    expires_in,
+                ) {
+                    Ok(sealed) => Ok(json!({
+                        "resultType": "input_required",
+                        "inputRequests": requests,
+                        "requestState": sealed,
+                    })),
+                    Err(e) => Ok(json!({
+                        "content": [{"type": "text", "text": format!("Workflow execution failed: {e}")}],
+                        "isError": true,
+                    })),
+                }
+            }
+        }
     }
 
     /// Reads a resource by URI (advertised, or matching an advertised template).

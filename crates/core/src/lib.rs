@@ -15,6 +15,7 @@ mod error;
 mod gateway;
 mod policy;
 mod prompts;
+mod request_state;
 mod subscriptions;
 mod uri_template;
 mod views;

@@ -421,15 +421,73 @@ async fn elicitation_steps_ask_a_legacy_client_and_refuse_clients_that_cannot_an
     let msg = r["error"]["message"].as_str().unwrap();
     assert!(msg.contains("elicitation capability"), "{msg}");
 
-    // A 2026-07-28 client cannot be asked from a composite yet: said plainly.
-    let m = ModernClient::with_caps(&w.gw.url, json!({"elicitation": {}}));
+    // A 2026-07-28 client without the capability is refused the same way.
+    let m = ModernClient::new(&w.gw.url);
     let a = m
         .request(
             "tools/call",
             json!({"name": "confirm_deploy", "arguments": {}}),
         )
         .await;
-    assert!(a.text.contains("2026-07-28 clients"), "{}", a.text);
+    assert!(a.text.contains("elicitation capability"), "{}", a.text);
+    assert_eq!(w.calls_to("deploy_tool").len(), 1);
+}
+
+/// A 2026-07-28 client is asked between requests: `input_required` with the question and a
+/// sealed `requestState`, then its retry with the answer resumes the workflow where it
+/// stopped (ToolHive cannot ask 2026-07-28 clients at all).
+#[tokio::test(flavor = "multi_thread")]
+async fn elicitation_steps_ask_a_modern_client_in_rounds() {
+    let Some(w) = world().await else { return };
+    let m = ModernClient::with_caps(&w.gw.url, json!({"elicitation": {}}));
+    let call = json!({"name": "confirm_deploy", "arguments": {}});
+    let first = m.ok("tools/call", call.clone()).await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let asked = &first["inputRequests"]["confirm"];
+    assert_eq!(asked["method"], "elicitation/create", "{first}");
+    assert_eq!(asked["params"]["message"], "Deploy to which environment?");
+    assert_eq!(
+        asked["params"]["requestedSchema"]["properties"]["environment"]["enum"],
+        json!(["staging", "production"])
+    );
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    assert!(w.calls_to("deploy_tool").is_empty());
+
+    let mut retry = call.clone();
+    retry["inputResponses"] =
+        json!({"confirm": {"action": "accept", "content": {"environment": "staging"}}});
+    retry["requestState"] = json!(state);
+    let done = m.ok("tools/call", retry.clone()).await;
+    assert_eq!(
+        done["structuredContent"],
+        json!({"deployed": "staging"}),
+        "{done}"
+    );
+    assert_eq!(w.calls_to("deploy_tool"), [json!({"env": "staging"})]);
+
+    // A changed state, or one presented for other arguments, is refused.
+    let mut forged = retry.clone();
+    let mut bad = state.clone();
+    bad.insert(
+        3,
+        if state.as_bytes()[3] == b'A' {
+            'B'
+        } else {
+            'A'
+        },
+    );
+    forged["requestState"] = json!(bad);
+    let a = m.request("tools/call", forged).await;
+    assert_eq!(a.body["error"]["code"], -32602, "{}", a.text);
+    let mut other = retry.clone();
+    other["arguments"] = json!({"x": 1});
+    let a = m.request("tools/call", other).await;
+    assert_eq!(a.body["error"]["code"], -32602, "{}", a.text);
+    assert!(
+        a.text.contains("another caller, tool or set of arguments"),
+        "{}",
+        a.text
+    );
     assert_eq!(w.calls_to("deploy_tool").len(), 1);
 }
 

@@ -41,25 +41,129 @@ type Running<'a> = Pin<Box<dyn Future<Output = (Outcome, u64)> + Send + 'a>>;
 enum State {
     Waiting,
     Running,
+    /// An elicitation waiting for the client's next round.
+    Asking,
     Ended,
+}
+
+/// How one round of a call in rounds ended (2026-07-28 clients, which are asked between
+/// requests: multi round-trip requests).
+#[derive(Debug)]
+pub enum Round {
+    /// The workflow ended: its `CallToolResult`.
+    Done(Value),
+    /// Elicitation steps need the user: ask with `requests` (`inputRequests`, keyed by step
+    /// id) and resume with `state` and the answers. The state holds every ended step's
+    /// result, so no step runs twice; the caller must protect its integrity.
+    NeedsInput {
+        /// `inputRequests`: `elicitation/create` per asking step.
+        requests: Map<String, Value>,
+        /// What the next round resumes from.
+        state: Value,
+        /// How long the answers may take (the asking steps' timeout, at most 10 minutes).
+        expires_in: Duration,
+    },
+}
+
+/// What a call in rounds resumes from: the state of the round before, and the answers.
+#[derive(Debug, Default)]
+pub struct Resume {
+    /// [`Round::NeedsInput`]'s state, verified by the caller.
+    pub state: Value,
+    /// `inputResponses`: `ElicitResult`s keyed by step id.
+    pub answers: Map<String, Value>,
+}
+
+/// Live (ask the client mid-call) or in rounds (answers come with the next request).
+enum Mode<'r> {
+    Live,
+    Rounds(&'r Resume),
+}
+
+/// What a round of `execute` produced.
+enum Exec {
+    Output(Value),
+    Suspended {
+        requests: Map<String, Value>,
+        state: Value,
+        expires_in: Duration,
+    },
+}
+
+/// A ready step, decided: skipped, started, or (in rounds) waiting for the user.
+enum Prepared<'a> {
+    Skip,
+    Run(Running<'a>),
+    Ask { message: String, schema: Value },
 }
 
 impl Workflow {
     /// Runs the workflow for one `tools/call` and returns its `CallToolResult`: the output on
-    /// success, an `isError` result saying why otherwise (never a protocol error).
+    /// success, an `isError` result saying why otherwise (never a protocol error). Elicitation
+    /// steps ask the client while the call runs ([`Runner::elicit`]).
     pub async fn call<R: Runner>(&self, runner: &R, arguments: Map<String, Value>) -> Value {
-        let id = workflow_id();
+        match self.round(runner, arguments, Mode::Live).await {
+            Round::Done(v) => v,
+            // Only rounds suspend.
+            Round::NeedsInput { .. } => {
+                output::failure("the workflow needs input it cannot ask for")
+            }
+        }
+    }
+
+    /// Runs one round of a call whose client is asked between requests: up to the
+    /// elicitation steps that need answers (every other ready step runs first), or to the end.
+    /// `resume` carries the state and answers of the round before.
+    pub async fn call_in_rounds<R: Runner>(
+        &self,
+        runner: &R,
+        arguments: Map<String, Value>,
+        resume: Option<&Resume>,
+    ) -> Round {
+        let empty = Resume::default();
+        self.round(runner, arguments, Mode::Rounds(resume.unwrap_or(&empty)))
+            .await
+    }
+
+    async fn round<R: Runner>(
+        &self,
+        runner: &R,
+        arguments: Map<String, Value>,
+        mode: Mode<'_>,
+    ) -> Round {
+        let restored = match &mode {
+            Mode::Rounds(r) if !r.state.is_null() => Some(&r.state),
+            _ => None,
+        };
+        let id = restored
+            .and_then(|s| s.get("workflow_id"))
+            .and_then(Value::as_str)
+            .map_or_else(workflow_id, str::to_owned);
         let params = Value::Object(self.with_defaults(arguments));
-        runner.observe(Event::WorkflowStarted {
-            workflow: &id,
-            name: &self.name,
-            timeout: self.timeout,
-            params: &params,
-        });
+        if restored.is_none() {
+            runner.observe(Event::WorkflowStarted {
+                workflow: &id,
+                name: &self.name,
+                timeout: self.timeout,
+                params: &params,
+            });
+        }
         let started = Instant::now();
-        let run = tokio::time::timeout(self.timeout, self.execute(runner, &id, params)).await;
+        let run =
+            tokio::time::timeout(self.timeout, self.execute(runner, &id, params, &mode)).await;
         let (status, error) = match &run {
-            Ok(Ok(_)) => ("completed", None),
+            Ok(Ok(Exec::Suspended {
+                requests,
+                state,
+                expires_in,
+            })) => {
+                return Round::NeedsInput {
+                    requests: requests.clone(),
+                    state: state.clone(),
+                    expires_in: *expires_in,
+                };
+            }
+            Ok(Ok(Exec::Output(_))) => ("completed", None),
             Ok(Err(e)) => ("failed", Some(e.as_str())),
             Err(_) => ("timed_out", Some("workflow timed out")),
         };
@@ -70,13 +174,17 @@ impl Workflow {
             elapsed: started.elapsed(),
             steps: self.steps.len(),
             error,
-            output: run.as_ref().ok().and_then(|r| r.as_ref().ok()),
+            output: match &run {
+                Ok(Ok(Exec::Output(v))) => Some(v),
+                _ => None,
+            },
         });
-        match run {
-            Ok(Ok(out)) => output::success(out),
+        Round::Done(match run {
+            Ok(Ok(Exec::Output(out))) => output::success(out),
+            Ok(Ok(Exec::Suspended { .. })) => output::failure("suspended"),
             Ok(Err(e)) => output::failure(&e),
             Err(_) => output::failure("workflow timed out"),
-        }
+        })
     }
 
     async fn execute<R: Runner>(
@@ -84,8 +192,17 @@ impl Workflow {
         runner: &R,
         id: &str,
         params: Value,
-    ) -> Result<Value, String> {
+        mode: &Mode<'_>,
+    ) -> Result<Exec, String> {
         let started = Instant::now();
+        let restored = match mode {
+            Mode::Rounds(r) if !r.state.is_null() => Some(&r.state),
+            _ => None,
+        };
+        let start_time = restored
+            .and_then(|s| s.get("start_time"))
+            .and_then(Value::as_str)
+            .map_or_else(|| rfc3339(SystemTime::now()), str::to_owned);
         let mut ctx = json!({
             "params": params,
             "steps": {},
@@ -95,7 +212,7 @@ impl Workflow {
                 "duration_ms": 0,
                 "step_count": self.steps.len(),
                 "status": "pending",
-                "start_time": rfc3339(SystemTime::now()),
+                "start_time": start_time,
             },
         });
         let n = self.steps.len();
@@ -103,6 +220,21 @@ impl Workflow {
         let mut ended = 0usize;
         let mut last_completed: Option<usize> = None;
         let mut skip_rest = false;
+        if let Some(snap) = restored {
+            // Steps that ended in earlier rounds keep their results and do not run again.
+            let steps = snap.get("steps").and_then(Value::as_object);
+            for (i, step) in self.steps.iter().enumerate() {
+                if let Some(entry) = steps.and_then(|m| m.get(&step.id)) {
+                    state[i] = State::Ended;
+                    ended += 1;
+                    set_step(&mut ctx, &step.id, entry.clone());
+                }
+            }
+            let last = snap.get("last_completed").and_then(Value::as_str);
+            last_completed = self.steps.iter().position(|s| Some(s.id.as_str()) == last);
+            skip_rest = snap.get("skip_rest").and_then(Value::as_bool) == Some(true);
+        }
+        let mut asking: Vec<(usize, String, Value)> = Vec::new();
         let mut running: FuturesUnordered<StepFuture<'_>> = FuturesUnordered::new();
         loop {
             // Start (or settle without running) every step whose dependencies have ended,
@@ -112,6 +244,7 @@ impl Workflow {
                 changed = false;
                 for i in 0..n {
                     if state[i] != State::Waiting
+                        || !asking.is_empty()
                         || running.len() >= MAX_PARALLEL_STEPS
                         || !self.steps[i].deps.iter().all(|&d| state[d] == State::Ended)
                     {
@@ -119,12 +252,17 @@ impl Workflow {
                     }
                     let step = &self.steps[i];
                     let prepared = if skip_rest {
-                        Ok(None)
+                        Ok(Prepared::Skip)
                     } else {
-                        self.prepare(step, &ctx, runner)
+                        self.prepare(step, &ctx, runner, mode)
                     };
                     match prepared {
-                        Ok(Some(fut)) => {
+                        Ok(Prepared::Ask { message, schema }) => {
+                            // Asked at the end of the round, once running steps have ended.
+                            state[i] = State::Asking;
+                            asking.push((i, message, schema));
+                        }
+                        Ok(Prepared::Run(fut)) => {
                             runner.observe(Event::StepStarted {
                                 workflow: id,
                                 step: &step.id,
@@ -139,7 +277,7 @@ impl Workflow {
                                 (i, outcome, retries, t.elapsed())
                             }));
                         }
-                        Ok(None) => {
+                        Ok(Prepared::Skip) => {
                             state[i] = State::Ended;
                             ended += 1;
                             let mut entry = json!({"status": "skipped"});
@@ -206,6 +344,9 @@ impl Workflow {
                 }
             }
         }
+        if !asking.is_empty() {
+            return Ok(self.suspend(&asking, &ctx, last_completed, skip_rest));
+        }
         if ended < n {
             let stuck: Vec<&str> = (0..n)
                 .filter(|&i| state[i] != State::Ended)
@@ -224,6 +365,40 @@ impl Workflow {
             None => Ok(last_completed
                 .and_then(|i| ctx["steps"][&self.steps[i].id].get("output").cloned())
                 .unwrap_or(Value::Null)),
+        }
+        .map(Exec::Output)
+    }
+
+    /// The end of a round that needs the user: what to ask, and what to resume from.
+    fn suspend(
+        &self,
+        asking: &[(usize, String, Value)],
+        ctx: &Value,
+        last_completed: Option<usize>,
+        skip_rest: bool,
+    ) -> Exec {
+        let mut requests = Map::new();
+        let mut expires_in = MAX_ELICITATION_WAIT;
+        for (i, message, schema) in asking {
+            let step = &self.steps[*i];
+            expires_in = expires_in.min(step.timeout);
+            requests.insert(
+                step.id.clone(),
+                json!({"method": "elicitation/create", "params": {
+                    "mode": "form", "message": message, "requestedSchema": schema}}),
+            );
+        }
+        let state = json!({
+            "workflow_id": ctx["workflow"]["id"],
+            "start_time": ctx["workflow"]["start_time"],
+            "steps": ctx["steps"],
+            "last_completed": last_completed.map(|i| self.steps[i].id.as_str()),
+            "skip_rest": skip_rest,
+        });
+        Exec::Suspended {
+            requests,
+            state,
+            expires_in,
         }
     }
 
@@ -282,12 +457,13 @@ impl Workflow {
         step: &'a Step,
         ctx: &Value,
         runner: &'a R,
-    ) -> Result<Option<Running<'a>>, String> {
+        mode: &Mode<'_>,
+    ) -> Result<Prepared<'a>, String> {
         if let Some(c) = &step.condition {
             let text = c.render(ctx).map_err(|e| format!("condition: {e}"))?;
             match text.as_str() {
                 "true" | "True" | "TRUE" => {}
-                "false" | "False" | "FALSE" => return Ok(None),
+                "false" | "False" | "FALSE" => return Ok(Prepared::Skip),
                 other => {
                     return Err(format!(
                         "condition must render true or false, got {:?}",
@@ -296,7 +472,7 @@ impl Workflow {
                 }
             }
         }
-        Ok(Some(match &step.body {
+        Ok(Prepared::Run(match &step.body {
             Body::Tool(call) => {
                 let args = render_args(call, ctx, runner)?;
                 Box::pin(run_tool(
@@ -314,13 +490,28 @@ impl Workflow {
                 on_cancel,
             } => {
                 let message = message.render(ctx).map_err(|e| format!("message: {e}"))?;
-                Box::pin(run_elicitation(
-                    runner,
-                    message,
-                    schema.clone(),
-                    (*on_decline, *on_cancel),
-                    step.timeout.min(MAX_ELICITATION_WAIT),
-                ))
+                let handlers = (*on_decline, *on_cancel);
+                match mode {
+                    Mode::Live => Box::pin(run_elicitation(
+                        runner,
+                        message,
+                        schema.clone(),
+                        handlers,
+                        step.timeout.min(MAX_ELICITATION_WAIT),
+                    )),
+                    Mode::Rounds(r) => match r.answers.get(&step.id) {
+                        Some(answer) => {
+                            let outcome = interpret(Ok(Ok(answer.clone())), handlers);
+                            Box::pin(async move { (outcome, 0) })
+                        }
+                        None => {
+                            return Ok(Prepared::Ask {
+                                message,
+                                schema: schema.clone(),
+                            });
+                        }
+                    },
+                }
             }
             Body::ForEach {
                 collection,
@@ -473,20 +664,18 @@ async fn run_elicitation<R: Runner>(
     handlers: (Option<ElicitAction>, Option<ElicitAction>),
     wait: Duration,
 ) -> (Outcome, u64) {
-    (
-        elicitation(runner, message, schema, handlers, wait).await,
-        0,
-    )
+    let answer = tokio::time::timeout(wait, runner.elicit(message, schema))
+        .await
+        .map_err(|_| ());
+    (interpret(answer, handlers), 0)
 }
 
-async fn elicitation<R: Runner>(
-    runner: &R,
-    message: String,
-    schema: Value,
+/// What an elicitation's answer (or its absence: `Err(())` is a timeout) makes of the step.
+fn interpret(
+    answer: Result<Result<Value, String>, ()>,
     (on_decline, on_cancel): (Option<ElicitAction>, Option<ElicitAction>),
-    wait: Duration,
 ) -> Outcome {
-    let reason = match tokio::time::timeout(wait, runner.elicit(message, schema)).await {
+    let reason = match answer {
         Err(_) => "timeout",
         Ok(Err(e)) => return Outcome::Failed(format!("elicitation failed: {e}")),
         Ok(Ok(answer)) => match answer.get("action").and_then(Value::as_str) {

@@ -23,6 +23,7 @@ use serde_json::Value;
 
 pub use annotations::{Annotations, derive_annotations};
 pub use compile::{CompileError, Workflow};
+pub use engine::{Resume, Round};
 pub use json::to_sorted_json;
 
 /// Most steps running at once in one workflow (ToolHive's DAG limit).

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use vmcp_workflow::{Event, Runner, Workflow};
+use vmcp_workflow::{Event, Resume, Round, Runner, Workflow};
 
 /// What a scripted tool does on each call.
 type Behaviour = Box<dyn Fn(&Value, usize) -> Result<Value, String> + Send + Sync>;
@@ -849,4 +849,112 @@ async fn progress_events_come_per_step() {
             "workflow c completed steps=2 error=-"
         ]
     );
+}
+
+const ROUNDS: &str = r#"
+  - name: deploy
+    description: d
+    steps:
+      - {id: build, tool: b.build}
+      - {id: lint, tool: b.lint}
+      - id: confirm
+        type: elicitation
+        dependsOn: [build]
+        message: "Deploy build {{.steps.build.output.n}}?"
+        schema: {type: object, properties: {env: {type: string}}}
+        onDecline: {action: skip_remaining}
+      - {id: deploy, tool: b.deploy, dependsOn: [confirm, lint], arguments: {env: "{{.steps.confirm.output.content.env}}", n: "{{.steps.build.output.n}}"}}
+"#;
+
+fn rounds_script() -> Script {
+    Script::default()
+        .returns("b.build", json!({"n": 7}))
+        .returns("b.lint", json!({"ok": true}))
+        .tool("b.deploy", |a, _| {
+            Ok(json!({"content": [], "structuredContent": a.clone()}))
+        })
+}
+
+#[tokio::test]
+async fn in_rounds_the_workflow_stops_at_the_question_and_resumes_without_rerunning_steps() {
+    let wf = workflow(ROUNDS);
+    let s = rounds_script();
+    let Round::NeedsInput {
+        requests,
+        state,
+        expires_in,
+    } = wf.call_in_rounds(&s, Map::new(), None).await
+    else {
+        panic!("expected a question")
+    };
+    assert_eq!(
+        Value::Object(requests),
+        json!({"confirm": {"method": "elicitation/create", "params": {"mode": "form",
+            "message": "Deploy build 7?", "requestedSchema": {"type": "object", "properties": {"env": {"type": "string"}}}}}})
+    );
+    assert_eq!(expires_in, Duration::from_secs(300));
+    assert_eq!(s.calls_to("b.build").len(), 1);
+    assert_eq!(
+        s.calls_to("b.lint").len(),
+        1,
+        "independent steps run before the round ends"
+    );
+    assert!(s.calls_to("b.deploy").is_empty());
+
+    // Round two: the answer comes with the state; build and lint do not run again.
+    let resume = Resume {
+        state: state.clone(),
+        answers: args(json!({"confirm": {"action": "accept", "content": {"env": "prod"}}})),
+    };
+    let Round::Done(r) = wf.call_in_rounds(&s, Map::new(), Some(&resume)).await else {
+        panic!("expected the end")
+    };
+    assert_eq!(
+        r["structuredContent"],
+        json!({"env": "prod", "n": "7"}),
+        "{r}"
+    );
+    assert_eq!(s.calls_to("b.build").len(), 1);
+    assert_eq!(s.calls_to("b.lint").len(), 1);
+    let events = s.events.lock().unwrap().clone();
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.starts_with("workflow deploy"))
+            .count(),
+        2,
+        "one start and one end over both rounds: {events:?}"
+    );
+
+    // A decline with skip_remaining skips deploy.
+    let resume = Resume {
+        state: state.clone(),
+        answers: args(json!({"confirm": {"action": "decline"}})),
+    };
+    let Round::Done(r) = wf.call_in_rounds(&s, Map::new(), Some(&resume)).await else {
+        panic!("expected the end")
+    };
+    assert!(r.get("isError").is_none(), "{r}");
+    assert_eq!(s.calls_to("b.deploy").len(), 1);
+
+    // No answer for the question: it is asked again, nothing reruns.
+    let resume = Resume {
+        state,
+        answers: Map::new(),
+    };
+    assert!(matches!(
+        wf.call_in_rounds(&s, Map::new(), Some(&resume)).await,
+        Round::NeedsInput { .. }
+    ));
+    assert_eq!(s.calls_to("b.build").len(), 1);
+}
+
+#[tokio::test]
+async fn in_rounds_a_workflow_without_questions_just_runs() {
+    let wf = workflow("  - name: plain\n    description: d\n    steps: [{id: a, tool: b.build}]\n");
+    let s = rounds_script();
+    let Round::Done(r) = wf.call_in_rounds(&s, Map::new(), None).await else {
+        panic!("no question to ask")
+    };
+    assert_eq!(r["structuredContent"], json!({"n": 7}));
 }
