@@ -106,6 +106,11 @@ impl CallSink {
         let _ = self.inner.cancel.send(true);
     }
 
+    /// Whether [`CallSink::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        *self.inner.cancel.borrow()
+    }
+
     /// Resolves once [`CallSink::cancel`] was called.
     pub async fn cancelled(&self) {
         let mut rx = self.inner.cancel.subscribe();

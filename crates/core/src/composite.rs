@@ -127,6 +127,11 @@ pub(crate) struct GatewayRunner<'a> {
 
 impl Runner for GatewayRunner<'_> {
     async fn call_tool(&self, tool: &str, arguments: Value) -> Result<Value, String> {
+        // After the client cancelled, no step reaches a backend (running ones are cancelled
+        // upstream by the backend layer, which watches the same sink).
+        if self.caller.sink.is_some_and(|s| s.is_cancelled()) {
+            return Err("cancelled by the client".into());
+        }
         let Some(route) = self.catalog.composite_route(tool) else {
             return Err(format!("tool {tool:?} is no longer served"));
         };
@@ -148,12 +153,14 @@ impl Runner for GatewayRunner<'_> {
         let Some(sink) = self.caller.sink else {
             return Err("the client cannot be asked: no session".into());
         };
-        sink.request(
+        let ask = sink.request(
             "elicitation/create".into(),
             Some(json!({"message": message, "requestedSchema": schema})),
-        )
-        .await
-        .map_err(|e| e.message)
+        );
+        tokio::select! {
+            answer = ask => answer.map_err(|e| e.message),
+            () = sink.cancelled() => Err("cancelled by the client".into()),
+        }
     }
 
     fn observe(&self, event: Event<'_>) {

@@ -139,6 +139,11 @@ compositeTools:
   - name: uses_extra
     description: Advertised only once the rmcp backend serves `extra`
     steps: [{id: extra, tool: rm.extra}]
+  - name: slow_pair
+    description: A slow step, then one that must not run once the client cancels
+    steps:
+      - {id: slow, tool: fx.sleep, arguments: {ms: 5000}, onError: {action: continue}}
+      - {id: after, tool: data.echo, dependsOn: [slow], arguments: {input: after-cancel}}
   - name: hidden_pair
     description: Calls two tools hidden by filters (scenario 12)
     steps:
@@ -195,8 +200,9 @@ async fn world() -> Option<World> {
     let calls = temp_path("jsonl");
     let audit = temp_path("audit.jsonl");
     let yaml = format!(
-        "name: composites\naudit: {{logFile: {audit:?}, includeRequestData: true, includeResponseData: true, maxDataSize: 4096}}\nbackends:\n  - name: data\n    transport: stdio\n    command: {PYTHON:?}\n    args: [{SERVER:?}]\n    env: {{COMPOSITE_CALLS: {calls:?}}}\n{rm}aggregation:\n  conflictResolution: prefix\n  conflictResolutionConfig: {{prefixFormat: \"{{workload}}_\"}}\n  tools:\n    - {{workload: rm, excludeAll: true}}\n    - {{workload: data, filter: [nonexistent]}}\n{COMPOSITES}",
+        "name: composites\naudit: {{logFile: {audit:?}, includeRequestData: true, includeResponseData: true, maxDataSize: 4096}}\nbackends:\n  - name: data\n    transport: stdio\n    command: {PYTHON:?}\n    args: [{SERVER:?}]\n    env: {{COMPOSITE_CALLS: {calls:?}}}\n{rm}{fx}aggregation:\n  conflictResolution: prefix\n  conflictResolutionConfig: {{prefixFormat: \"{{workload}}_\"}}\n  tools:\n    - {{workload: rm, excludeAll: true}}\n    - {{workload: fx, excludeAll: true}}\n    - {{workload: data, filter: [nonexistent]}}\n{COMPOSITES}",
         rm = http_backend("rm", &rm.url),
+        fx = common::stdio_backend("fx", ""),
     );
     let gw = Gateway::start(&yaml);
     Some(World {
@@ -239,6 +245,7 @@ async fn toolhive_scenarios_through_the_binary_on_a_legacy_session() {
             "record_defaults",
             "retry_flaky",
             "scan_packages",
+            "slow_pair",
             "typed_fetch"
         ],
         "{listed}"
@@ -730,4 +737,64 @@ compositeTools:
             "{needle}\n{out}{err}"
         );
     }
+}
+
+/// The client's notifications/cancelled stops the workflow: the running step's backend call is
+/// cancelled and no later step reaches a backend (even with `onError: continue`).
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_the_call_cancels_every_step() {
+    let Some(w) = world().await else { return };
+    let c = legacy_connect(&w.gw.url, json!({})).await;
+    let body = json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+        "params": {"name": "slow_pair", "arguments": {}}});
+    let post = c
+        .http
+        .post(&c.url)
+        .header("content-type", "application/json")
+        .header("accept", common::JSON_AND_SSE)
+        .header("mcp-session-id", c.session.clone().unwrap())
+        .header("mcp-protocol-version", &c.version)
+        .json(&body)
+        .send();
+    let call = tokio::spawn(tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        post,
+    ));
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 77, "reason": "user pressed stop"}});
+    let a = c.post_raw(c.session.clone(), cancel).await;
+    assert_eq!(a.status, 202, "{}", a.text);
+    let mut ended = None;
+    for _ in 0..60 {
+        ended = w.workflow_audit().into_iter().find(|l| {
+            l["type"] == "vmcp_workflow_failed" && l["target"]["workflow_name"] == "slow_pair"
+        });
+        if ended.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let ended = ended.expect("the workflow ended soon after the cancel");
+    assert!(
+        ended["metadata"]["extra"]["duration_ms"].as_u64().unwrap() < 4000,
+        "not after the 5 s step: {ended}"
+    );
+    let steps: Vec<Value> = w
+        .workflow_audit()
+        .into_iter()
+        .filter(|l| l["type"] == "vmcp_workflow_step_failed")
+        .collect();
+    assert_eq!(steps.len(), 2, "{steps:#?}");
+    assert_eq!(steps[1]["target"]["step_id"], "after");
+    assert_eq!(
+        steps[1]["metadata"]["extra"]["error"],
+        "cancelled by the client"
+    );
+    assert!(
+        !w.calls_to("echo")
+            .contains(&json!({"input": "after-cancel"})),
+        "the step after the cancel reached its backend"
+    );
+    call.abort();
 }
