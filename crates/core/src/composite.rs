@@ -210,3 +210,6 @@ pub(crate) fn cannot_run(wf: &Workflow, caller: &Caller<'_>) -> Option<String> {
 pub(crate) fn asks_in_rounds(wf: &Workflow, caller: &Caller<'_>) -> bool {
     wf.elicitation_step().is_some() && !caller.sink.is_some_and(|s| s.client().relays_requests())
 }
+
+#[cfg(test)]
+mod tests;
