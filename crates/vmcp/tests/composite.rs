@@ -193,6 +193,11 @@ impl World {
 }
 
 async fn world() -> Option<World> {
+    world_with("").await
+}
+
+/// The world with `extra` top-level YAML (e.g. `incomingAuth`).
+async fn world_with(extra: &str) -> Option<World> {
     if !python_available() {
         return None;
     }
@@ -200,7 +205,7 @@ async fn world() -> Option<World> {
     let calls = temp_path("jsonl");
     let audit = temp_path("audit.jsonl");
     let yaml = format!(
-        "name: composites\naudit: {{logFile: {audit:?}, includeRequestData: true, includeResponseData: true, maxDataSize: 4096}}\nbackends:\n  - name: data\n    transport: stdio\n    command: {PYTHON:?}\n    args: [{SERVER:?}]\n    env: {{COMPOSITE_CALLS: {calls:?}}}\n{rm}{fx}aggregation:\n  conflictResolution: prefix\n  conflictResolutionConfig: {{prefixFormat: \"{{workload}}_\"}}\n  tools:\n    - {{workload: rm, excludeAll: true}}\n    - {{workload: fx, excludeAll: true}}\n    - {{workload: data, filter: [nonexistent]}}\n{COMPOSITES}",
+        "name: composites\n{extra}audit: {{logFile: {audit:?}, includeRequestData: true, includeResponseData: true, maxDataSize: 4096}}\nbackends:\n  - name: data\n    transport: stdio\n    command: {PYTHON:?}\n    args: [{SERVER:?}]\n    env: {{COMPOSITE_CALLS: {calls:?}}}\n{rm}{fx}aggregation:\n  conflictResolution: prefix\n  conflictResolutionConfig: {{prefixFormat: \"{{workload}}_\"}}\n  tools:\n    - {{workload: rm, excludeAll: true}}\n    - {{workload: fx, excludeAll: true}}\n    - {{workload: data, filter: [nonexistent]}}\n{COMPOSITES}",
         rm = http_backend("rm", &rm.url),
         fx = common::stdio_backend("fx", ""),
     );
@@ -797,4 +802,21 @@ async fn cancelling_the_call_cancels_every_step() {
         "the step after the cancel reached its backend"
     );
     call.abort();
+}
+
+/// Cedar admits a composite by its own name; its steps are not admitted one by one, so a
+/// composite can use tools the caller may not call directly.
+#[tokio::test(flavor = "multi_thread")]
+async fn authorization_admits_composites_by_their_own_names() {
+    let auth = "incomingAuth:\n  type: anonymous\n  authz:\n    type: cedar\n    policies:\n      - 'permit(principal, action == Action::\"call_tool\", resource == Tool::\"typed_fetch\");'\n";
+    let Some(w) = world_with(auth).await else {
+        return;
+    };
+    let c = legacy_connect(&w.gw.url, json!({})).await;
+    assert_eq!(c.tool_names().await, ["typed_fetch"]);
+    let r = c.call("typed_fetch", json!({"source": "authz"})).await;
+    assert_eq!(r["result"]["structuredContent"]["count"], 42, "{r}");
+    let denied = c.call("echo_twice", json!({"message": "no"})).await;
+    assert_eq!(denied["error"]["code"], 403, "{denied}");
+    assert!(w.calls_to("echo").is_empty());
 }
