@@ -111,8 +111,9 @@ impl Workflow {
         }
     }
 
-    /// Runs one round of a call whose client is asked between requests: up to the
-    /// elicitation steps that need answers (every other ready step runs first), or to the end.
+    /// Runs one round of a call whose client is asked between requests: every step that does
+    /// not wait on an unanswered elicitation runs, then the round ends with the questions (or
+    /// the workflow ends).
     /// `resume` carries the state and answers of the round before.
     pub async fn call_in_rounds<R: Runner>(
         &self,
@@ -244,7 +245,6 @@ impl Workflow {
                 changed = false;
                 for i in 0..n {
                     if state[i] != State::Waiting
-                        || !asking.is_empty()
                         || running.len() >= MAX_PARALLEL_STEPS
                         || !self.steps[i].deps.iter().all(|&d| state[d] == State::Ended)
                     {

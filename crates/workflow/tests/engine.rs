@@ -958,3 +958,30 @@ async fn in_rounds_a_workflow_without_questions_just_runs() {
     };
     assert_eq!(r["structuredContent"], json!({"n": 7}));
 }
+
+#[tokio::test]
+async fn in_rounds_steps_that_do_not_wait_on_the_question_run_in_the_first_round() {
+    let wf = workflow(
+        r#"
+  - name: r
+    description: d
+    steps:
+      - {id: ask, type: elicitation, message: m, schema: {type: object, properties: {ok: {type: boolean}}}}
+      - {id: first, tool: b.build}
+      - {id: second, tool: b.lint, dependsOn: [first]}
+      - {id: gated, tool: b.deploy, dependsOn: [ask]}
+"#,
+    );
+    let s = rounds_script();
+    let Round::NeedsInput { requests, .. } = wf.call_in_rounds(&s, Map::new(), None).await else {
+        panic!("expected a question")
+    };
+    assert!(requests.contains_key("ask"));
+    assert_eq!(s.calls_to("b.build").len(), 1);
+    assert_eq!(
+        s.calls_to("b.lint").len(),
+        1,
+        "a chain independent of the question runs"
+    );
+    assert!(s.calls_to("b.deploy").is_empty());
+}
