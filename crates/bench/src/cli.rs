@@ -16,7 +16,8 @@ pub(crate) struct Cli {
     /// Warm-up before each load run; its requests are not counted.
     #[arg(long, value_parser = parse_duration)]
     pub(crate) warmup: Option<Duration>,
-    /// Concurrency levels (one keep-alive connection and one session per worker).
+    /// Concurrency levels (one keep-alive connection and one session per worker)
+    /// [default: 1,8,32; the composite scenario 1,8].
     #[arg(long, value_delimiter = ',')]
     pub(crate) concurrency: Option<Vec<usize>>,
     /// Scenarios to run, by number or name (default: all).
@@ -34,7 +35,7 @@ pub(crate) struct Cli {
     /// Directory holding the `vmcp` and `vmcp-fixture` binaries [default: TARGET/release].
     #[arg(long)]
     pub(crate) bin_dir: Option<PathBuf>,
-    /// Runs of each tools/call load (scenarios 1 and 2), interleaved; tables show medians.
+    /// Runs of each tools/call load (scenarios 1, 2 and 6), interleaved; tables show medians.
     #[arg(long, default_value_t = 1)]
     pub(crate) repeat: usize,
     /// Idle Legacy sessions opened by the memory scenario.
@@ -77,6 +78,9 @@ pub(crate) enum Scenario {
     /// 5: gateway RSS idle, with idle sessions, and across identical load runs.
     #[value(alias = "5")]
     Memory,
+    /// 6: a 5-step composite tool against its 5 steps called directly and through the gateway.
+    #[value(alias = "6")]
+    Composite,
 }
 
 /// What one run does, resolved from [`Cli`].
@@ -85,6 +89,8 @@ pub(crate) struct Settings {
     pub(crate) duration: Duration,
     pub(crate) warmup: Duration,
     pub(crate) concurrency: Vec<usize>,
+    /// The composite scenario's levels: `--concurrency` if given, else 1 and 8.
+    pub(crate) composite_concurrency: Vec<usize>,
     pub(crate) scenarios: Vec<Scenario>,
     pub(crate) repeat: usize,
     pub(crate) sessions: usize,
@@ -112,6 +118,11 @@ impl Cli {
                 .clone()
                 .filter(|c| !c.is_empty())
                 .unwrap_or_else(|| if q { vec![1, 8] } else { vec![1, 8, 32] }),
+            composite_concurrency: self
+                .concurrency
+                .clone()
+                .filter(|c| !c.is_empty())
+                .unwrap_or_else(|| vec![1, 8]),
             scenarios: self.scenarios.clone().unwrap_or_else(|| {
                 vec![
                     Scenario::Call,
@@ -119,6 +130,7 @@ impl Cli {
                     Scenario::Session,
                     Scenario::Paging,
                     Scenario::Memory,
+                    Scenario::Composite,
                 ]
             }),
             repeat: self.repeat.max(1),
@@ -171,8 +183,14 @@ mod tests {
         let cli = Cli::parse_from(["vmcp-bench", "--quick", "--concurrency", "4"]);
         let s = cli.settings();
         assert_eq!(s.concurrency, vec![4]);
+        assert_eq!(s.composite_concurrency, vec![4]);
         assert_eq!(s.duration, Duration::from_millis(500));
-        let s = Cli::parse_from(["vmcp-bench", "--scenarios", "1,paging"]).settings();
-        assert_eq!(s.scenarios, vec![Scenario::Call, Scenario::Paging]);
+        let s = Cli::parse_from(["vmcp-bench", "--scenarios", "1,paging,6"]).settings();
+        assert_eq!(
+            s.scenarios,
+            vec![Scenario::Call, Scenario::Paging, Scenario::Composite]
+        );
+        assert_eq!(s.concurrency, vec![1, 8, 32]);
+        assert_eq!(s.composite_concurrency, vec![1, 8]);
     }
 }

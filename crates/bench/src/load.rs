@@ -1,7 +1,8 @@
 //! The load generator: N workers, each with its own connection and session, sending one request
 //! at a time (closed loop) with a fresh JSON-RPC id, for a warm-up and then a fixed duration.
 //! Latency is every measured request's own round trip; CPU is read from `/proc` at the edges of
-//! the measured window.
+//! the measured window. A [`Template`] may ask for several requests per iteration (sent one
+//! after the other); then latency, throughput and CPU are per iteration.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,11 +27,13 @@ pub(crate) fn total_errors() -> u64 {
     ERRORS.load(Ordering::Relaxed)
 }
 
-/// A request with its id left out (`head` + id + `tail`), and its per-request headers.
+/// A request with its id left out (`head` + id + `tail`), its per-request headers, and how many
+/// times one iteration sends it.
 pub(crate) struct Template {
     head: Vec<u8>,
     tail: Vec<u8>,
     headers: Vec<(&'static str, HeaderValue)>,
+    calls: usize,
 }
 
 impl Template {
@@ -39,7 +42,19 @@ impl Template {
     /// # Errors
     /// When `tool` cannot go in a header.
     pub(crate) fn tools_call(tool: &str, edge: Edge) -> anyhow::Result<Template> {
-        let mut params = json!({"name": tool, "arguments": {"text": "hello"}});
+        Template::tools_call_with(tool, json!({"text": "hello"}), edge)
+    }
+
+    /// `tools/call` of `tool` with `arguments` as `edge` wants it.
+    ///
+    /// # Errors
+    /// When `tool` cannot go in a header.
+    pub(crate) fn tools_call_with(
+        tool: &str,
+        arguments: Value,
+        edge: Edge,
+    ) -> anyhow::Result<Template> {
+        let mut params = json!({"name": tool, "arguments": arguments});
         if let Some(meta) = edge.request_meta() {
             params["_meta"] = meta;
         }
@@ -47,7 +62,15 @@ impl Template {
             head: br#"{"jsonrpc":"2.0","id":"#.to_vec(),
             tail: format!(r#","method":"tools/call","params":{params}}}"#).into_bytes(),
             headers: edge.request_headers("tools/call", Some(tool))?,
+            calls: 1,
         })
+    }
+
+    /// The same request sent `calls` times in a row (each with its own id) per iteration; an
+    /// iteration's latency is from its first request sent to its last answer read.
+    pub(crate) fn times(mut self, calls: usize) -> Template {
+        self.calls = calls.max(1);
+        self
     }
 
     /// The request with `id`.
@@ -80,6 +103,18 @@ impl Conn {
         if !is_result_for(&answer, id) {
             anyhow::bail!("not a result for id {id}: {}", crate::http::text(&answer));
         }
+        if is_tool_error(&answer) {
+            anyhow::bail!("tool error for id {id}: {}", crate::http::text(&answer));
+        }
+        Ok(())
+    }
+
+    /// One iteration: `template`'s request `calls` times in a row, each with a fresh id.
+    async fn iteration(&mut self, template: &Template) -> anyhow::Result<()> {
+        for _ in 0..template.calls {
+            let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+            self.call(template, id).await?;
+        }
         Ok(())
     }
 
@@ -103,6 +138,13 @@ fn is_result_for(answer: &[u8], id: u64) -> bool {
     id_ok && answer.windows(8).any(|w| w == br#""result""#)
 }
 
+/// Whether `answer` is a tool result flagged `isError` (a composite whose step failed answers
+/// so, with HTTP 200 and a `result`).
+fn is_tool_error(answer: &[u8]) -> bool {
+    let needle = br#""isError":true"#;
+    answer.windows(needle.len()).any(|w| w == needle)
+}
+
 /// How long to load.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Plan {
@@ -124,7 +166,7 @@ impl Watched {
     }
 }
 
-/// What one load run measured.
+/// What one load run measured (per request; per iteration when an iteration sends several).
 #[derive(Debug, Clone)]
 pub(crate) struct Outcome {
     pub(crate) concurrency: usize,
@@ -132,7 +174,7 @@ pub(crate) struct Outcome {
     pub(crate) rps: f64,
     pub(crate) errors: usize,
     pub(crate) first_error: Option<String>,
-    /// CPU time per measured request of each watched process.
+    /// CPU time per measured request (iteration) of each watched process.
     pub(crate) cpu_per_request: Vec<(&'static str, Duration)>,
 }
 
@@ -214,6 +256,7 @@ impl Outcome {
 }
 
 /// Runs `conns.len()` workers sending `template` for `plan`; gives the connections back.
+/// Latency, rate and CPU are per iteration of `template` (one request unless it says more).
 pub(crate) async fn run(
     conns: Vec<Conn>,
     template: Arc<Template>,
@@ -284,8 +327,7 @@ async fn worker(
         if sent >= end {
             break;
         }
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        match conn.call(&template, id).await {
+        match conn.iteration(&template).await {
             Ok(()) if sent >= measure_from => {
                 let nanos = sent.elapsed().as_nanos();
                 samples.push(u64::try_from(nanos).unwrap_or(u64::MAX));
@@ -335,6 +377,18 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":42,"error":{}}"#,
             42
         ));
+        assert!(is_tool_error(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#
+        ));
+        assert!(!is_tool_error(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}"#
+        ));
+        let t = Template::tools_call_with("five", json!({}), Edge::Legacy)
+            .expect("template")
+            .times(5);
+        let v: Value = serde_json::from_slice(&t.body(7)).expect("valid JSON");
+        assert_eq!(v["params"]["arguments"], json!({}));
+        assert_eq!(t.calls, 5);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The scenarios, one module each; [`run`] picks one.
 
 mod call;
+mod composite;
 mod listing;
 mod memory;
 mod paging;
@@ -26,5 +27,6 @@ pub(crate) async fn run(
         Scenario::Session => session::run(env, s, findings).await,
         Scenario::Paging => paging::run(env, s).await,
         Scenario::Memory => memory::run(env, s, findings).await,
+        Scenario::Composite => composite::run(env, s).await,
     }
 }
