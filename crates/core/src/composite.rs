@@ -142,11 +142,10 @@ impl Runner for GatewayRunner<'_> {
             .map_err(|e| e.to_string())
     }
 
-    fn input_schema(&self, tool: &str) -> Option<Value> {
+    fn input_schema(&self, tool: &str) -> Option<&Value> {
         self.catalog
             .composite_definition(tool)
             .and_then(|d| d.get("inputSchema"))
-            .cloned()
     }
 
     async fn elicit(&self, message: String, schema: Value) -> Result<Value, String> {

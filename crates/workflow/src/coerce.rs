@@ -113,9 +113,9 @@ fn numbered(base: &str, n: usize) -> String {
 
 /// The step output of a successful result: `structuredContent` when present, else the
 /// content map.
-pub(crate) fn step_output(result: &Value, content: &Map<String, Value>) -> Value {
-    match result.get("structuredContent") {
-        Some(v) if !v.is_null() => v.clone(),
+pub(crate) fn step_output(result: &mut Value, content: &Map<String, Value>) -> Value {
+    match result.get_mut("structuredContent") {
+        Some(v) if !v.is_null() => v.take(),
         _ => Value::Object(content.clone()),
     }
 }
@@ -175,9 +175,10 @@ mod tests {
             Value::Object(m.clone()),
             json!({"text": "a", "image_0": "AAA", "text_1": "b", "resource": "r", "resource_1": "Qg=="})
         );
-        assert_eq!(step_output(&r, &m), Value::Object(m.clone()));
-        let s = json!({"structuredContent": {"x": 1}, "content": []});
-        assert_eq!(step_output(&s, &Map::new()), json!({"x": 1}));
+        let mut r = r;
+        assert_eq!(step_output(&mut r, &m), Value::Object(m.clone()));
+        let mut s = json!({"structuredContent": {"x": 1}, "content": []});
+        assert_eq!(step_output(&mut s, &Map::new()), json!({"x": 1}));
     }
 
     #[test]

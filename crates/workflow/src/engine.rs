@@ -596,7 +596,7 @@ fn render_args<R: Runner>(call: &ToolCall, ctx: &Value, runner: &R) -> Result<Va
         .render(ctx)
         .map_err(|e| format!("arguments: {e}"))?;
     Ok(match runner.input_schema(&call.tool) {
-        Some(schema) => coerce::to_schema(args, &schema),
+        Some(schema) => coerce::to_schema(args, schema),
         None => args,
     })
 }
@@ -606,7 +606,7 @@ fn render_args<R: Runner>(call: &ToolCall, ctx: &Value, runner: &R) -> Result<Va
 async fn run_tool<R: Runner>(
     runner: &R,
     tool: &str,
-    args: Value,
+    mut args: Value,
     on_error: OnError,
     timeout: Duration,
 ) -> (Outcome, u64) {
@@ -614,11 +614,17 @@ async fn run_tool<R: Runner>(
     let attempts = async {
         let mut delay = on_error.delay;
         loop {
-            let error = match runner.call_tool(tool, args.clone()).await {
-                Ok(r) if r.get("isError").and_then(Value::as_bool) != Some(true) => {
+            // The arguments are copied only when a retry may need them again.
+            let attempt = if on_error.action == ErrorAction::Retry {
+                args.clone()
+            } else {
+                std::mem::take(&mut args)
+            };
+            let error = match runner.call_tool(tool, attempt).await {
+                Ok(mut r) if r.get("isError").and_then(Value::as_bool) != Some(true) => {
                     let content = coerce::content_map(&r);
                     return Outcome::Completed {
-                        output: coerce::step_output(&r, &content),
+                        output: coerce::step_output(&mut r, &content),
                         content: Some(content),
                     };
                 }
@@ -828,9 +834,26 @@ fn truncate(s: &str) -> String {
 
 /// A random workflow run id (32 hex digits).
 fn workflow_id() -> String {
-    let mut b = [0u8; 16];
-    let _ = getrandom::fill(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    use std::cell::Cell;
+    thread_local! {
+        // SplitMix64 seeded once per thread from the OS: a run id must be unique, not secret
+        // (a system call per run showed in the profile).
+        static STATE: Cell<u64> = Cell::new({
+            let mut seed = [0u8; 8];
+            let _ = getrandom::fill(&mut seed);
+            u64::from_le_bytes(seed) ^ u64::from(std::process::id())
+        });
+    }
+    let next = || {
+        STATE.with(|s| {
+            let mut z = s.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+            s.set(z);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        })
+    };
+    format!("{:016x}{:016x}", next(), next())
 }
 
 /// `t` as RFC 3339 UTC with seconds (`2026-12-01T12:00:00Z`).

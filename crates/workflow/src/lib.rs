@@ -46,7 +46,7 @@ pub trait Runner: Send + Sync {
     ) -> impl Future<Output = Result<Value, String>> + Send;
 
     /// The `inputSchema` of the tool a step names, for coercing rendered arguments.
-    fn input_schema(&self, tool: &str) -> Option<Value>;
+    fn input_schema(&self, tool: &str) -> Option<&Value>;
 
     /// Asks the calling client (`elicitation/create` with `message` and `requestedSchema`)
     /// and returns its `ElicitResult`.

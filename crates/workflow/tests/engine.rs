@@ -79,8 +79,8 @@ impl Runner for Script {
             None => Err(format!("no tool {tool}")),
         }
     }
-    fn input_schema(&self, tool: &str) -> Option<Value> {
-        self.schemas.get(tool).cloned()
+    fn input_schema(&self, tool: &str) -> Option<&Value> {
+        self.schemas.get(tool)
     }
     async fn elicit(&self, message: String, schema: Value) -> Result<Value, String> {
         self.elicitations.lock().unwrap().push((message, schema));
