@@ -338,3 +338,29 @@ fn limits_and_names() {
         "list of property names",
     );
 }
+
+#[test]
+fn keys_that_would_be_ignored_are_errors() {
+    let big = "x".repeat(101 * 1024);
+    let yaml = doc(&format!(
+        r#"
+  - name: x
+    description: d
+    steps:
+      - id: each
+        type: forEach
+        collection: "[1]"
+        step: {{type: tool, tool: b.t, condition: "{{{{true}}}}", dependsOn: [ask], defaultResults: {{a: 1}}, onError: {{action: continue}}}}
+      - {{id: ask, type: elicitation, message: m, schema: {{type: object, description: "{big}"}}}}
+"#
+    ));
+    let p = "compositeTools[0].steps";
+    for key in ["condition", "dependsOn", "defaultResults", "onError"] {
+        error_at(
+            &yaml,
+            &format!("{p}[0].step.{key}"),
+            "no effect in a forEach's inner step",
+        );
+    }
+    error_at(&yaml, &format!("{p}[1].schema"), "larger than 100 KB");
+}

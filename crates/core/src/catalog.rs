@@ -95,15 +95,7 @@ impl Catalog {
             .map(|t| t.tool)
             .chain(composites)
             .collect();
-        cat.tools.sort_by(|a, b| {
-            let name = |v: &Value| {
-                v.get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned()
-            };
-            name(a).cmp(&name(b))
-        });
+        cat.tools.sort_by(|a, b| tool_name(a).cmp(tool_name(b)));
 
         let (resources, routes) = dedupe_by_key(&caps, |c| &c.resources, "uri", "resource");
         cat.resources = resources;
@@ -275,6 +267,10 @@ impl Catalog {
             })
             .count()
     }
+}
+
+fn tool_name(tool: &Value) -> &str {
+    tool.get("name").and_then(Value::as_str).unwrap_or_default()
 }
 
 /// Keeps one item per key (`uri` / `uriTemplate`): the earliest in sorted backend order wins.

@@ -162,6 +162,10 @@ impl Runner for GatewayRunner<'_> {
         }
     }
 
+    fn cancelled(&self) -> bool {
+        self.caller.sink.is_some_and(|s| s.is_cancelled())
+    }
+
     fn observe(&self, event: Event<'_>) {
         if let Some(o) = &self.gateway.opts.workflow_observer {
             o.observe(self.caller.identity, &event);

@@ -465,13 +465,19 @@ impl Gateway {
         }
         // A 2026-07-28 client is asked between requests: the answers and the sealed state of
         // the round before come with this request.
+        let call = crate::request_state::Call {
+            identity: caller.identity,
+            tool: name,
+            definition: wf.fingerprint(),
+            arguments: &arguments,
+        };
         let resume = match params.get("requestState") {
             None => None,
             Some(sealed) => {
-                let state = sealed
+                let opened = sealed
                     .as_str()
                     .ok_or("requestState must be a string")
-                    .and_then(|s| crate::request_state::open(s, caller.identity, name, &arguments))
+                    .and_then(|s| crate::request_state::open(s, &call))
                     .map_err(|e| CoreError::InvalidParams(e.to_owned()))?;
                 let answers = match params.get("inputResponses") {
                     None => serde_json::Map::new(),
@@ -482,7 +488,11 @@ impl Gateway {
                         ));
                     }
                 };
-                Some(vmcp_workflow::Resume { state, answers })
+                Some(vmcp_workflow::Resume {
+                    state: opened.state,
+                    answers,
+                    timed_out: opened.expired,
+                })
             }
         };
         match wf.call_in_rounds(&runner, args, resume.as_ref()).await {
@@ -491,25 +501,17 @@ impl Gateway {
                 requests,
                 state,
                 expires_in,
-            } => {
-                match crate::request_state::seal(
-                    caller.identity,
-                    name,
-                    &arguments,
-                    state,
-                    expires_in,
-                ) {
-                    Ok(sealed) => Ok(json!({
-                        "resultType": "input_required",
-                        "inputRequests": requests,
-                        "requestState": sealed,
-                    })),
-                    Err(e) => Ok(json!({
-                        "content": [{"type": "text", "text": format!("Workflow execution failed: {e}")}],
-                        "isError": true,
-                    })),
-                }
-            }
+            } => match crate::request_state::seal(&call, state, expires_in) {
+                Ok(sealed) => Ok(json!({
+                    "resultType": "input_required",
+                    "inputRequests": requests,
+                    "requestState": sealed,
+                })),
+                Err(e) => Ok(json!({
+                    "content": [{"type": "text", "text": format!("Workflow execution failed: {e}")}],
+                    "isError": true,
+                })),
+            },
         }
     }
 

@@ -1,33 +1,49 @@
 //! `requestState` of a composite tool that asks a 2026-07-28 client: the workflow's state
-//! sealed with HMAC-SHA256 under a key made at startup, bound to the caller, the tool, a digest
-//! of its arguments and an expiry, as the spec's multi round-trip rules ask. A client can carry
-//! it but not read it usefully, change it, replay it for another caller or call, or keep it
-//! past the question's timeout.
+//! (every ended step's results) encrypted and authenticated with ChaCha20-Poly1305 under a key
+//! made at startup, bound (as associated data) to the caller, the tool, its definition and a
+//! digest of its arguments, with an expiry, and usable once. The client carries it but cannot
+//! read it (steps may call tools it cannot see), change it, replay it, or use it for another
+//! caller or call.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use ring::hmac;
+use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use serde_json::{Value, json};
 
 use crate::Identity;
 
 /// Largest state handed to a client (it comes back in a request body).
 pub(crate) const MAX_STATE_BYTES: usize = 1024 * 1024;
+/// Most states remembered at once (to refuse replays).
+const MAX_OUTSTANDING: usize = 100_000;
+/// How long after its expiry a state still opens, as timed out (its questions then take their
+/// `onCancel` path); later it is refused, and forgotten.
+const GRACE_SECS: u64 = 3600;
 
-fn key() -> &'static hmac::Key {
-    static KEY: OnceLock<hmac::Key> = OnceLock::new();
+/// The key, or `None` when the OS gave no randomness (then nothing is sealed or opened).
+fn key() -> Option<&'static LessSafeKey> {
+    static KEY: OnceLock<Option<LessSafeKey>> = OnceLock::new();
     KEY.get_or_init(|| {
         let mut bytes = [0u8; 32];
         if getrandom::fill(&mut bytes).is_err() {
-            // No OS randomness: a key nobody can predict is impossible, so no state verifies.
-            bytes = [0u8; 32];
             tracing::error!("no OS randomness: composite tools cannot ask 2026-07-28 clients");
+            return None;
         }
-        hmac::Key::new(hmac::HMAC_SHA256, &bytes)
+        UnboundKey::new(&CHACHA20_POLY1305, &bytes)
+            .ok()
+            .map(LessSafeKey::new)
     })
+    .as_ref()
+}
+
+/// Nonces of states already used, with their expiry.
+fn used() -> &'static Mutex<HashMap<[u8; NONCE_LEN], u64>> {
+    static USED: OnceLock<Mutex<HashMap<[u8; NONCE_LEN], u64>>> = OnceLock::new();
+    USED.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 fn now_secs() -> u64 {
@@ -36,76 +52,111 @@ fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// What the state is bound to: who asked, which tool, with which arguments.
-fn binding(identity: &Identity, tool: &str, arguments: &Value) -> Value {
+/// What a state is bound to: who asked, which tool (and which definition of it), with which
+/// arguments.
+fn binding(identity: &Identity, tool: &str, definition: u64, arguments: &Value) -> Vec<u8> {
     let args = vmcp_workflow::to_sorted_json(arguments);
     let digest = ring::digest::digest(&ring::digest::SHA256, args.as_bytes());
-    json!({
+    let b = json!({
         "tool": tool,
+        "definition": definition,
         "iss": identity.issuer,
         "sub": identity.subject,
         "args": URL_SAFE_NO_PAD.encode(digest.as_ref()),
-    })
+    });
+    b.to_string().into_bytes()
 }
 
-/// Seals `state` for the client to echo back.
+/// The call a state belongs to.
+pub(crate) struct Call<'a> {
+    pub(crate) identity: &'a Identity,
+    pub(crate) tool: &'a str,
+    pub(crate) definition: u64,
+    pub(crate) arguments: &'a Value,
+}
+
+/// Seals `state` for the client to echo back within `expires_in`.
 ///
 /// # Errors
-/// The state is larger than [`MAX_STATE_BYTES`].
-pub(crate) fn seal(
-    identity: &Identity,
-    tool: &str,
-    arguments: &Value,
-    state: Value,
-    expires_in: Duration,
-) -> Result<String, String> {
-    let payload = json!({
-        "v": 1,
-        "for": binding(identity, tool, arguments),
-        "exp": now_secs() + expires_in.as_secs().max(1),
-        "state": state,
-    });
-    let body = serde_json::to_vec(&payload).map_err(|e| e.to_string())?;
+/// The state is larger than [`MAX_STATE_BYTES`], or there is no key.
+pub(crate) fn seal(call: &Call<'_>, state: Value, expires_in: Duration) -> Result<String, String> {
+    let key = key().ok_or("no OS randomness to seal the workflow's state")?;
+    let payload = json!({"exp": now_secs() + expires_in.as_secs().max(1), "state": state});
+    let mut body = serde_json::to_vec(&payload).map_err(|e| e.to_string())?;
     if body.len() > MAX_STATE_BYTES {
         return Err(format!(
             "the workflow's state ({} bytes) is too large to hand to the client (at most {MAX_STATE_BYTES})",
             body.len()
         ));
     }
-    let tag = hmac::sign(key(), &body);
-    Ok(format!(
-        "{}.{}",
-        URL_SAFE_NO_PAD.encode(&body),
-        URL_SAFE_NO_PAD.encode(tag.as_ref())
-    ))
+    let mut nonce = [0u8; NONCE_LEN];
+    getrandom::fill(&mut nonce).map_err(|_| "no OS randomness to seal the workflow's state")?;
+    let aad = binding(call.identity, call.tool, call.definition, call.arguments);
+    key.seal_in_place_append_tag(
+        Nonce::assume_unique_for_key(nonce),
+        Aad::from(&aad),
+        &mut body,
+    )
+    .map_err(|_| "cannot seal the workflow's state")?;
+    let mut out = nonce.to_vec();
+    out.extend_from_slice(&body);
+    Ok(URL_SAFE_NO_PAD.encode(out))
 }
 
-/// Opens a state this gateway sealed for this caller, tool and arguments, before it expired.
+/// A state opened for its call.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    pub(crate) state: Value,
+    /// The questions' time ran out (the state is still good: its steps are handled as timed out).
+    pub(crate) expired: bool,
+}
+
+/// Opens a state this gateway sealed for this call, once.
 ///
 /// # Errors
 /// Why it cannot be used, in words for the client.
-pub(crate) fn open(
-    sealed: &str,
-    identity: &Identity,
-    tool: &str,
-    arguments: &Value,
-) -> Result<Value, &'static str> {
-    const BAD: &str = "requestState was not issued by this gateway for this call, or was changed";
-    let (body, tag) = sealed.split_once('.').ok_or(BAD)?;
-    let body = URL_SAFE_NO_PAD.decode(body).map_err(|_| BAD)?;
-    let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| BAD)?;
-    hmac::verify(key(), &body, &tag).map_err(|_| BAD)?;
-    let mut payload: Value = serde_json::from_slice(&body).map_err(|_| BAD)?;
-    if payload.get("for") != Some(&binding(identity, tool, arguments)) {
-        return Err("requestState belongs to another caller, tool or set of arguments");
+pub(crate) fn open(sealed: &str, call: &Call<'_>) -> Result<Opened, &'static str> {
+    const BAD: &str = "requestState was not issued by this gateway for this caller, tool and arguments, or was changed";
+    let key = key().ok_or(BAD)?;
+    let mut raw = URL_SAFE_NO_PAD.decode(sealed).map_err(|_| BAD)?;
+    if raw.len() <= NONCE_LEN {
+        return Err(BAD);
     }
-    if payload.get("exp").and_then(Value::as_u64).unwrap_or(0) < now_secs() {
-        return Err("requestState has expired: the question's time ran out; call the tool again");
+    let mut nonce = [0u8; NONCE_LEN];
+    nonce.copy_from_slice(&raw[..NONCE_LEN]);
+    let aad = binding(call.identity, call.tool, call.definition, call.arguments);
+    let body = key
+        .open_in_place(
+            Nonce::assume_unique_for_key(nonce),
+            Aad::from(&aad),
+            &mut raw[NONCE_LEN..],
+        )
+        .map_err(|_| BAD)?;
+    let mut payload: Value = serde_json::from_slice(body).map_err(|_| BAD)?;
+    let exp = payload.get("exp").and_then(Value::as_u64).unwrap_or(0);
+    let now = now_secs();
+    if exp + GRACE_SECS < now {
+        return Err("requestState has expired; call the tool again");
     }
-    Ok(payload
-        .get_mut("state")
-        .map(Value::take)
-        .unwrap_or(Value::Null))
+    {
+        let mut used = used().lock().unwrap_or_else(|p| p.into_inner());
+        if used.len() >= MAX_OUTSTANDING / 2 {
+            used.retain(|_, e| *e + GRACE_SECS >= now);
+        }
+        if used.len() >= MAX_OUTSTANDING {
+            return Err("too many questions outstanding; call the tool again later");
+        }
+        if used.insert(nonce, exp).is_some() {
+            return Err("requestState was already used: each can be used once");
+        }
+    }
+    Ok(Opened {
+        state: payload
+            .get_mut("state")
+            .map(Value::take)
+            .unwrap_or(Value::Null),
+        expired: exp < now,
+    })
 }
 
 #[cfg(test)]
@@ -122,59 +173,84 @@ mod tests {
         }
     }
 
-    #[test]
-    fn state_opens_only_for_its_caller_tool_and_arguments_and_unchanged() {
-        let args = json!({"b": 1, "a": [2]});
-        let state = json!({"steps": {"x": {"status": "completed"}}});
-        let sealed = seal(
-            &alice(),
-            "deploy",
-            &args,
-            state.clone(),
-            Duration::from_secs(60),
-        )
-        .unwrap();
-        // Key order of the arguments does not matter.
-        let same = json!({"a": [2], "b": 1});
-        assert_eq!(open(&sealed, &alice(), "deploy", &same).unwrap(), state);
-        assert!(open(&sealed, &Identity::anonymous(), "deploy", &args).is_err());
-        assert!(open(&sealed, &alice(), "other", &args).is_err());
-        assert!(open(&sealed, &alice(), "deploy", &json!({"b": 2, "a": [2]})).is_err());
-        // Flip one character of the payload or the tag.
-        let (body, tag) = sealed.split_once('.').unwrap();
-        let mut forged = body.to_owned();
-        forged.replace_range(5..6, if &body[5..6] == "A" { "B" } else { "A" });
-        assert!(open(&format!("{forged}.{tag}"), &alice(), "deploy", &args).is_err());
-        assert!(open("garbage", &alice(), "deploy", &args).is_err());
-        assert!(open("a.b", &alice(), "deploy", &args).is_err());
+    fn call<'a>(identity: &'a Identity, tool: &'a str, arguments: &'a Value) -> Call<'a> {
+        Call {
+            identity,
+            tool,
+            definition: 7,
+            arguments,
+        }
     }
 
     #[test]
-    fn expired_state_is_refused() {
-        let args = json!({});
-        let sealed = seal(&alice(), "t", &args, json!({}), Duration::from_secs(1)).unwrap();
-        // Make it expired by sealing a payload dated in the past with the same key.
-        let (body, _) = sealed.split_once('.').unwrap();
-        let mut payload: Value =
-            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(body).unwrap()).unwrap();
-        payload["exp"] = json!(now_secs() - 10);
-        let body = serde_json::to_vec(&payload).unwrap();
-        let tag = hmac::sign(key(), &body);
-        let old = format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(&body),
-            URL_SAFE_NO_PAD.encode(tag.as_ref())
-        );
+    fn state_opens_once_only_for_its_call_and_unchanged_and_is_not_readable() {
+        let args = json!({"b": 1, "a": [2]});
+        let a = alice();
+        let state = json!({"steps": {"x": {"status": "completed", "output": "top-secret"}}});
+        let seal_one = || {
+            seal(
+                &call(&a, "deploy", &args),
+                state.clone(),
+                Duration::from_secs(60),
+            )
+            .unwrap()
+        };
+        let sealed = seal_one();
+        let raw = URL_SAFE_NO_PAD.decode(&sealed).unwrap();
         assert!(
-            open(&old, &alice(), "t", &args)
-                .unwrap_err()
-                .contains("expired")
+            !String::from_utf8_lossy(&raw).contains("top-secret"),
+            "encrypted"
         );
+        // Key order of the arguments does not matter.
+        let same = json!({"a": [2], "b": 1});
+        let opened = open(&sealed, &call(&a, "deploy", &same)).unwrap();
+        assert_eq!(opened.state, state);
+        assert!(!opened.expired);
+        assert!(
+            open(&sealed, &call(&a, "deploy", &same))
+                .unwrap_err()
+                .contains("already used")
+        );
+
+        let anon = Identity::anonymous();
+        for (who, tool, arguments) in [
+            (&anon, "deploy", &args),
+            (&a, "other", &args),
+            (&a, "deploy", &json!({"b": 2, "a": [2]})),
+        ] {
+            let sealed = seal_one();
+            assert!(open(&sealed, &call(who, tool, arguments)).is_err());
+        }
+        let other_definition = Call {
+            definition: 8,
+            ..call(&a, "deploy", &args)
+        };
+        assert!(open(&seal_one(), &other_definition).is_err());
+        // Flip one byte anywhere.
+        let mut raw = URL_SAFE_NO_PAD.decode(seal_one()).unwrap();
+        let i = raw.len() / 2;
+        raw[i] ^= 1;
+        assert!(open(&URL_SAFE_NO_PAD.encode(raw), &call(&a, "deploy", &args)).is_err());
+        for junk in ["", "garbage!", "AAAA", "a.b"] {
+            assert!(open(junk, &call(&a, "deploy", &args)).is_err());
+        }
+    }
+
+    #[test]
+    fn an_expired_state_opens_as_expired() {
+        let args = json!({});
+        let a = alice();
+        let sealed = seal(&call(&a, "t", &args), json!({"k": 1}), Duration::ZERO).unwrap();
+        std::thread::sleep(Duration::from_millis(2100));
+        let opened = open(&sealed, &call(&a, "t", &args)).unwrap();
+        assert!(opened.expired);
+        assert_eq!(opened.state, json!({"k": 1}));
     }
 
     #[test]
     fn oversized_state_is_refused_when_sealed() {
         let big = json!({"x": "y".repeat(MAX_STATE_BYTES)});
-        assert!(seal(&alice(), "t", &json!({}), big, Duration::from_secs(1)).is_err());
+        let a = alice();
+        assert!(seal(&call(&a, "t", &json!({})), big, Duration::from_secs(1)).is_err());
     }
 }

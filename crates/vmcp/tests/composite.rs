@@ -477,7 +477,13 @@ async fn elicitation_steps_ask_a_modern_client_in_rounds() {
     );
     assert_eq!(w.calls_to("deploy_tool"), [json!({"env": "staging"})]);
 
-    // A changed state, or one presented for other arguments, is refused.
+    // Used once: a replay is refused. So is a changed state, or one presented for other
+    // arguments; none reaches the backend.
+    let a = m.request("tools/call", retry.clone()).await;
+    assert_eq!(a.body["error"]["code"], -32602, "{}", a.text);
+    assert!(a.text.contains("already used"), "{}", a.text);
+    let fresh = m.ok("tools/call", call.clone()).await;
+    let state = fresh["requestState"].as_str().unwrap().to_owned();
     let mut forged = retry.clone();
     let mut bad = state.clone();
     bad.insert(
@@ -493,10 +499,11 @@ async fn elicitation_steps_ask_a_modern_client_in_rounds() {
     assert_eq!(a.body["error"]["code"], -32602, "{}", a.text);
     let mut other = retry.clone();
     other["arguments"] = json!({"x": 1});
+    other["requestState"] = json!(state);
     let a = m.request("tools/call", other).await;
     assert_eq!(a.body["error"]["code"], -32602, "{}", a.text);
     assert!(
-        a.text.contains("another caller, tool or set of arguments"),
+        a.text.contains("for this caller, tool and arguments"),
         "{}",
         a.text
     );

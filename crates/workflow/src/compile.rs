@@ -36,6 +36,10 @@ pub struct Workflow {
     pub(crate) annotations: Option<AnnotationsOverride>,
     pub(crate) output: Option<Output>,
     pub(crate) steps: Vec<Step>,
+    /// A hash of the definition as written: state handed to a client is bound to it.
+    fingerprint: u64,
+    /// Steps whose `retryCount` was above [`MAX_RETRIES`].
+    capped: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -108,6 +112,8 @@ pub(crate) enum Body {
         inner: ToolCall,
         inner_on_error: OnError,
         inner_timeout: Duration,
+        /// The forEach step's own `timeout`, when written: a budget for all iterations.
+        timeout: Option<Duration>,
     },
 }
 
@@ -149,7 +155,22 @@ impl Workflow {
         } else {
             c.timeout
         };
+        let fingerprint = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            crate::to_sorted_json(&c.raw.0).hash(&mut h);
+            h.finish()
+        };
+        let capped = c
+            .steps
+            .iter()
+            .flat_map(|s| std::iter::once(s).chain(s.step.as_deref()))
+            .filter(|s| s.on_error.retry_count > MAX_RETRIES)
+            .map(|s| s.id.clone())
+            .collect();
         Ok(Workflow {
+            fingerprint,
+            capped,
             name: c.name.clone(),
             description: c.description.clone(),
             parameters: c
@@ -185,13 +206,14 @@ impl Workflow {
             .map(|s| s.id.as_str())
     }
 
-    /// Whether `retryCount` of some step exceeds what runs (it is capped at [`MAX_RETRIES`]).
-    pub fn capped_retries(&self) -> Vec<&str> {
-        self.steps
-            .iter()
-            .filter(|s| s.on_error.retries == MAX_RETRIES)
-            .map(|s| s.id.as_str())
-            .collect()
+    /// Steps whose `retryCount` exceeds what runs (it is capped at [`MAX_RETRIES`]).
+    pub fn capped_retries(&self) -> &[String] {
+        &self.capped
+    }
+
+    /// A hash of the definition as written (changes when the config's entry changes).
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
 
     /// The tool definition clients see (annotations are the caller's to add: they depend on
@@ -314,6 +336,7 @@ fn compile_step(s: &StepConfig, index: &HashMap<&str, usize>) -> Result<Step, Co
                 inner: tool_call(inner, at)?,
                 inner_on_error: on_error(inner),
                 inner_timeout: inner.timeout.unwrap_or(DEFAULT_STEP_TIMEOUT),
+                timeout: s.timeout,
             }
         }
     };

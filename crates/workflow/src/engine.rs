@@ -70,8 +70,21 @@ pub enum Round {
 pub struct Resume {
     /// [`Round::NeedsInput`]'s state, verified by the caller.
     pub state: Value,
-    /// `inputResponses`: `ElicitResult`s keyed by step id.
+    /// `inputResponses`: `ElicitResult`s keyed by step id. Only answers to the questions the
+    /// round before asked are used.
     pub answers: Map<String, Value>,
+    /// The questions' time ran out before the answers came: each asked step is handled as an
+    /// elicitation that timed out (its `onCancel`).
+    pub timed_out: bool,
+}
+
+impl Resume {
+    fn asked(&self, step: &str) -> bool {
+        self.state
+            .get("asked")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|s| s.as_str() == Some(step)))
+    }
 }
 
 /// Live (ask the client mid-call) or in rounds (answers come with the next request).
@@ -140,6 +153,12 @@ impl Workflow {
             .and_then(|s| s.get("workflow_id"))
             .and_then(Value::as_str)
             .map_or_else(workflow_id, str::to_owned);
+        // The time budget counts from the first round: rounds do not restart it.
+        let started_ms = restored
+            .and_then(|s| s.get("started_ms"))
+            .and_then(Value::as_u64)
+            .unwrap_or_else(unix_ms);
+        let spent = Duration::from_millis(unix_ms().saturating_sub(started_ms));
         let params = Value::Object(self.with_defaults(arguments));
         if restored.is_none() {
             runner.observe(Event::WorkflowStarted {
@@ -149,9 +168,11 @@ impl Workflow {
                 params: &params,
             });
         }
-        let started = Instant::now();
-        let run =
-            tokio::time::timeout(self.timeout, self.execute(runner, &id, params, &mode)).await;
+        let run = tokio::time::timeout(
+            self.timeout.saturating_sub(spent),
+            self.execute(runner, &id, params, &mode, restored, started_ms),
+        )
+        .await;
         let (status, error) = match &run {
             Ok(Ok(Exec::Suspended {
                 requests,
@@ -172,7 +193,7 @@ impl Workflow {
             workflow: &id,
             name: &self.name,
             status,
-            elapsed: started.elapsed(),
+            elapsed: Duration::from_millis(unix_ms().saturating_sub(started_ms)),
             steps: self.steps.len(),
             error,
             output: match &run {
@@ -182,9 +203,8 @@ impl Workflow {
         });
         Round::Done(match run {
             Ok(Ok(Exec::Output(out))) => output::success(out),
-            Ok(Ok(Exec::Suspended { .. })) => output::failure("suspended"),
             Ok(Err(e)) => output::failure(&e),
-            Err(_) => output::failure("workflow timed out"),
+            Ok(Ok(Exec::Suspended { .. })) | Err(_) => output::failure("workflow timed out"),
         })
     }
 
@@ -194,12 +214,9 @@ impl Workflow {
         id: &str,
         params: Value,
         mode: &Mode<'_>,
+        restored: Option<&Value>,
+        started_ms: u64,
     ) -> Result<Exec, String> {
-        let started = Instant::now();
-        let restored = match mode {
-            Mode::Rounds(r) if !r.state.is_null() => Some(&r.state),
-            _ => None,
-        };
         let start_time = restored
             .and_then(|s| s.get("start_time"))
             .and_then(Value::as_str)
@@ -345,7 +362,7 @@ impl Workflow {
             }
         }
         if !asking.is_empty() {
-            return Ok(self.suspend(&asking, &ctx, last_completed, skip_rest));
+            return Ok(self.suspend(&asking, &ctx, last_completed, skip_rest, started_ms));
         }
         if ended < n {
             let stuck: Vec<&str> = (0..n)
@@ -358,10 +375,10 @@ impl Workflow {
         }
         if let Some(w) = ctx.get_mut("workflow") {
             w["status"] = json!("completed");
-            w["duration_ms"] = json!(started.elapsed().as_millis() as u64);
+            w["duration_ms"] = json!(unix_ms().saturating_sub(started_ms));
         }
         match &self.output {
-            Some(out) => output::build(out, &ctx),
+            Some(out) => output::build(out, &ctx, skip_rest),
             None => Ok(last_completed
                 .and_then(|i| ctx["steps"][&self.steps[i].id].get("output").cloned())
                 .unwrap_or(Value::Null)),
@@ -376,6 +393,7 @@ impl Workflow {
         ctx: &Value,
         last_completed: Option<usize>,
         skip_rest: bool,
+        started_ms: u64,
     ) -> Exec {
         let mut requests = Map::new();
         let mut expires_in = MAX_ELICITATION_WAIT;
@@ -388,10 +406,16 @@ impl Workflow {
                     "mode": "form", "message": message, "requestedSchema": schema}}),
             );
         }
+        let asked: Vec<&str> = asking
+            .iter()
+            .map(|(i, _, _)| self.steps[*i].id.as_str())
+            .collect();
         let state = json!({
             "workflow_id": ctx["workflow"]["id"],
             "start_time": ctx["workflow"]["start_time"],
+            "started_ms": started_ms,
             "steps": ctx["steps"],
+            "asked": asked,
             "last_completed": last_completed.map(|i| self.steps[i].id.as_str()),
             "skip_rest": skip_rest,
         });
@@ -499,12 +523,18 @@ impl Workflow {
                         handlers,
                         step.timeout.min(MAX_ELICITATION_WAIT),
                     )),
+                    // An answer counts only for a question the round before asked: a
+                    // client cannot pre-answer a gate it was never shown.
                     Mode::Rounds(r) => match r.answers.get(&step.id) {
-                        Some(answer) => {
+                        _ if r.timed_out && r.asked(&step.id) => {
+                            let outcome = interpret(Err(()), handlers);
+                            Box::pin(async move { (outcome, 0) })
+                        }
+                        Some(answer) if r.asked(&step.id) => {
                             let outcome = interpret(Ok(Ok(answer.clone())), handlers);
                             Box::pin(async move { (outcome, 0) })
                         }
-                        None => {
+                        _ => {
                             return Ok(Prepared::Ask {
                                 message,
                                 schema: schema.clone(),
@@ -521,6 +551,7 @@ impl Workflow {
                 inner,
                 inner_on_error,
                 inner_timeout,
+                timeout,
             } => {
                 let text = collection
                     .render(ctx)
@@ -537,25 +568,35 @@ impl Workflow {
                         items.len()
                     ));
                 }
-                // One copy of the context for all iterations, `.forEach` set per item.
-                let mut local = ctx.clone();
-                let mut calls = Vec::with_capacity(items.len());
-                for (index, item) in items.iter().enumerate() {
-                    local["forEach"] = json!({ item_var.as_str(): item, "index": index });
-                    calls.push(render_args(inner, &local, runner)?);
-                }
-                Box::pin(run_for_each(
+                let each = run_for_each(
                     runner,
-                    &inner.tool,
+                    inner,
+                    item_var,
+                    // One copy of the context for all iterations, `.forEach` set per item
+                    // as it starts (arguments are rendered then, not all up front).
+                    ctx.clone(),
                     items,
-                    calls,
                     ForEachLimits {
                         parallel: *max_parallel,
                         on_error: *inner_on_error,
                         timeout: *inner_timeout,
                         keep_going: step.on_error.action == ErrorAction::Continue,
                     },
-                ))
+                );
+                match *timeout {
+                    None => Box::pin(each),
+                    Some(budget) => Box::pin(async move {
+                        tokio::time::timeout(budget, each)
+                            .await
+                            .unwrap_or_else(|_| {
+                                let why = format!(
+                                    "timed out after {}",
+                                    vmcp_config::format_duration(budget)
+                                );
+                                (Outcome::Failed(why), 0)
+                            })
+                    }),
+                }
             }
         }))
     }
@@ -632,7 +673,10 @@ async fn run_tool<R: Runner>(
                 Err(e) => e,
             };
             let done = retried.load(Ordering::Relaxed);
-            if on_error.action == ErrorAction::Retry && done < on_error.retries {
+            if on_error.action == ErrorAction::Retry
+                && done < on_error.retries
+                && !runner.cancelled()
+            {
                 retried.store(done + 1, Ordering::Relaxed);
                 tokio::time::sleep(jitter(delay)).await;
                 delay = (delay * 2).min(on_error.delay * 60);
@@ -751,27 +795,32 @@ struct ForEachLimits {
 
 async fn run_for_each<R: Runner>(
     runner: &R,
-    tool: &str,
+    inner: &ToolCall,
+    item_var: &str,
+    mut ctx: Value,
     items: Vec<Value>,
-    calls: Vec<Value>,
     limits: ForEachLimits,
 ) -> (Outcome, u64) {
     let count = items.len();
     let mut retries = 0u64;
     let mut results: Vec<Option<Outcome>> = (0..count).map(|_| None).collect();
-    let mut pending = calls.into_iter().enumerate();
+    let mut next = 0usize;
     let mut running = FuturesUnordered::new();
     let mut failure: Option<(usize, String)> = None;
     loop {
-        while failure.is_none() && running.len() < limits.parallel.max(1) {
-            let Some((i, args)) = pending.next() else {
-                break;
-            };
+        while failure.is_none() && running.len() < limits.parallel.max(1) && next < count {
+            let i = next;
+            next += 1;
+            ctx["forEach"] = json!({ item_var: &items[i], "index": i });
+            let args = render_args(inner, &ctx, runner);
             running.push(async move {
-                (
-                    i,
-                    run_tool(runner, tool, args, limits.on_error, limits.timeout).await,
-                )
+                let outcome = match args {
+                    Ok(args) => {
+                        run_tool(runner, &inner.tool, args, limits.on_error, limits.timeout).await
+                    }
+                    Err(e) => (Outcome::Failed(e), 0),
+                };
+                (i, outcome)
             });
         }
         let Some((i, (outcome, r))) = running.next().await else {
@@ -830,6 +879,13 @@ fn truncate(s: &str) -> String {
         end -= 1;
     }
     format!("{}...", &s[..end])
+}
+
+/// Milliseconds since the Unix epoch (rounds span requests, so `Instant` cannot measure them).
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// A random workflow run id (32 hex digits).

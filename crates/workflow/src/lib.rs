@@ -58,6 +58,11 @@ pub trait Runner: Send + Sync {
 
     /// Something happened (for progress, audit and logs). Called on the running task.
     fn observe(&self, _event: Event<'_>) {}
+
+    /// Whether the client cancelled the call: no retry is attempted after that.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// What happened in a workflow run, for progress, audit and logs.

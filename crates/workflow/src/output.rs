@@ -12,9 +12,11 @@ use crate::json::to_sorted_json;
 /// What Go templates print for a missing key: such a value counts as not produced.
 const NO_VALUE: &str = "<no value>";
 
-pub(crate) fn build(out: &Output, ctx: &Value) -> Result<Value, String> {
-    let obj = build_props(&out.properties, ctx, "")?;
-    for r in &out.required {
+/// `partial`: the run was cut short by `skip_remaining`, so values of skipped steps are
+/// missing by the user's choice: they become `null` and `required` is not enforced.
+pub(crate) fn build(out: &Output, ctx: &Value, partial: bool) -> Result<Value, String> {
+    let obj = build_props(&out.properties, ctx, "", partial)?;
+    for r in out.required.iter().filter(|_| !partial) {
         if obj.get(r).is_none_or(Value::is_null) {
             return Err(format!("required output property {r:?} is missing"));
         }
@@ -26,14 +28,23 @@ fn build_props(
     props: &[(String, OutProp)],
     ctx: &Value,
     prefix: &str,
+    partial: bool,
 ) -> Result<Map<String, Value>, String> {
     let mut obj = Map::new();
     for (name, p) in props {
         let path = format!("{prefix}{name}");
         let v = if p.properties.is_empty() {
-            build_value(p, ctx, &path)?
+            match build_value(p, ctx, &path) {
+                Err(_) if partial => Value::Null,
+                other => other?,
+            }
         } else {
-            Value::Object(build_props(&p.properties, ctx, &format!("{path}."))?)
+            Value::Object(build_props(
+                &p.properties,
+                ctx,
+                &format!("{path}."),
+                partial,
+            )?)
         };
         obj.insert(name.clone(), v);
     }

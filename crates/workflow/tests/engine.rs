@@ -905,6 +905,7 @@ async fn in_rounds_the_workflow_stops_at_the_question_and_resumes_without_rerunn
     let resume = Resume {
         state: state.clone(),
         answers: args(json!({"confirm": {"action": "accept", "content": {"env": "prod"}}})),
+        ..Default::default()
     };
     let Round::Done(r) = wf.call_in_rounds(&s, Map::new(), Some(&resume)).await else {
         panic!("expected the end")
@@ -930,6 +931,7 @@ async fn in_rounds_the_workflow_stops_at_the_question_and_resumes_without_rerunn
     let resume = Resume {
         state: state.clone(),
         answers: args(json!({"confirm": {"action": "decline"}})),
+        ..Default::default()
     };
     let Round::Done(r) = wf.call_in_rounds(&s, Map::new(), Some(&resume)).await else {
         panic!("expected the end")
@@ -939,8 +941,8 @@ async fn in_rounds_the_workflow_stops_at_the_question_and_resumes_without_rerunn
 
     // No answer for the question: it is asked again, nothing reruns.
     let resume = Resume {
-        state,
-        answers: Map::new(),
+        state: state.clone(),
+        ..Default::default()
     };
     assert!(matches!(
         wf.call_in_rounds(&s, Map::new(), Some(&resume)).await,
@@ -984,4 +986,106 @@ async fn in_rounds_steps_that_do_not_wait_on_the_question_run_in_the_first_round
         "a chain independent of the question runs"
     );
     assert!(s.calls_to("b.deploy").is_empty());
+}
+
+#[tokio::test]
+async fn in_rounds_only_asked_questions_take_answers_and_late_answers_time_out() {
+    let wf = workflow(
+        r#"
+  - name: gates
+    description: d
+    steps:
+      - {id: first, type: elicitation, message: one, schema: {type: object, properties: {ok: {type: boolean}}}}
+      - {id: build, tool: b.build, dependsOn: [first]}
+      - {id: approve, type: elicitation, dependsOn: [build], message: two, schema: {type: object, properties: {ok: {type: boolean}}}}
+      - {id: deploy, tool: b.deploy, dependsOn: [approve]}
+"#,
+    );
+    let s = rounds_script();
+    let Round::NeedsInput { state, .. } = wf.call_in_rounds(&s, Map::new(), None).await else {
+        panic!("first question")
+    };
+    // The client answers the second gate before being shown it: that answer is ignored.
+    let resume = Resume {
+        state: state.clone(),
+        answers: args(
+            json!({"first": {"action": "accept", "content": {"ok": true}},
+            "approve": {"action": "accept", "content": {"ok": true}}}),
+        ),
+        ..Default::default()
+    };
+    let Round::NeedsInput { requests, .. } = wf.call_in_rounds(&s, Map::new(), Some(&resume)).await
+    else {
+        panic!("the second gate must still be asked")
+    };
+    assert!(requests.contains_key("approve"), "{requests:?}");
+    assert!(s.calls_to("b.deploy").is_empty());
+    // An answer after the question's time: the step times out (no onCancel: the run fails).
+    let late = Resume {
+        state,
+        timed_out: true,
+        ..Default::default()
+    };
+    let Round::Done(r) = wf.call_in_rounds(&s, Map::new(), Some(&late)).await else {
+        panic!("ends")
+    };
+    assert_eq!(
+        text(&r),
+        "Workflow execution failed: step \"first\" failed: elicitation request timed out"
+    );
+}
+
+#[tokio::test]
+async fn skip_remaining_leaves_the_output_of_skipped_steps_null() {
+    let wf = workflow(
+        r#"
+  - name: partial
+    description: d
+    steps:
+      - {id: confirm, type: elicitation, message: go?, schema: {type: object, properties: {ok: {type: boolean}}}, onDecline: {action: skip_remaining}}
+      - {id: deploy, tool: b.deploy, dependsOn: [confirm]}
+    output:
+      properties:
+        url: {type: string, description: u, value: "{{.steps.deploy.output.url}}"}
+        answer: {type: string, description: a, value: "{{.steps.confirm.output.action}}"}
+      required: [url]
+"#,
+    );
+    let mut s = rounds_script();
+    s.elicit_answer = Some(json!({"action": "decline"}));
+    let r = wf.call(&s, Map::new()).await;
+    assert_eq!(
+        r["structuredContent"],
+        json!({"url": null, "answer": "decline"}),
+        "{r}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_for_each_timeout_bounds_all_its_iterations() {
+    let wf = workflow(
+        r#"
+  - name: each
+    description: d
+    steps:
+      - id: each
+        type: forEach
+        collection: "[1,2,3,4]"
+        maxParallel: 1
+        timeout: 3s
+        step: {type: tool, tool: b.slow, timeout: 2s}
+"#,
+    );
+    let mut s = Script::default().returns("b.slow", json!({}));
+    s.tool_delay = Some(Duration::from_millis(1400));
+    let r = wf.call(&s, Map::new()).await;
+    assert_eq!(
+        text(&r),
+        "Workflow execution failed: step \"each\" failed: timed out after 3s"
+    );
+    assert_eq!(
+        s.calls_to("b.slow").len(),
+        3,
+        "the fourth would start after 4.2 s"
+    );
 }

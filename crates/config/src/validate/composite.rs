@@ -258,8 +258,11 @@ fn check_step(s: &StepConfig, path: &KeyPath, inner: bool, refs: &References<'_>
             }
             match &s.schema {
                 Some(Json::Object(m)) if !m.is_empty() => {
-                    if json_depth(&Json::Object(m.clone())) > 10 {
+                    let schema = Json::Object(m.clone());
+                    if json_depth(&schema) > 10 {
                         issues.push_new(&path.key("schema"), "is nested deeper than 10 levels");
+                    } else if schema.to_string().len() > 100 * 1024 {
+                        issues.push_new(&path.key("schema"), "is larger than 100 KB");
                     }
                 }
                 Some(_) => issues.push_new(
@@ -321,6 +324,24 @@ fn check_step(s: &StepConfig, path: &KeyPath, inner: bool, refs: &References<'_>
                         );
                     } else {
                         check_step(inner_step, &path.key("step"), true, refs, issues);
+                        let p = path.key("step");
+                        let unused = [
+                            ("condition", inner_step.condition.is_some()),
+                            ("dependsOn", !inner_step.depends_on.is_empty()),
+                            ("defaultResults", inner_step.default_results.is_some()),
+                            (
+                                "onError",
+                                inner_step.on_error.action == ErrorAction::Continue,
+                            ),
+                        ];
+                        for (key, set) in unused {
+                            if set {
+                                issues.push_new(
+                                    &p.key(key),
+                                    "has no effect in a forEach's inner step (set it on the forEach step)",
+                                );
+                            }
+                        }
                     }
                 }
             }
