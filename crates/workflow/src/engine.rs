@@ -254,115 +254,130 @@ impl Workflow {
         }
         let mut asking: Vec<(usize, String, Value)> = Vec::new();
         let mut running: FuturesUnordered<StepFuture<'_>> = FuturesUnordered::new();
-        loop {
-            // Start (or settle without running) every step whose dependencies have ended,
-            // until nothing changes: a skipped step can make its dependents ready at once.
-            let mut changed = true;
-            while changed {
-                changed = false;
-                for i in 0..n {
-                    if state[i] != State::Waiting
-                        || running.len() >= MAX_PARALLEL_STEPS
-                        || !self.steps[i].deps.iter().all(|&d| state[d] == State::Ended)
-                    {
-                        continue;
-                    }
-                    let step = &self.steps[i];
-                    let prepared = if skip_rest {
-                        Ok(Prepared::Skip)
-                    } else {
-                        self.prepare(step, &ctx, runner, mode)
-                    };
-                    match prepared {
-                        Ok(Prepared::Ask { message, schema }) => {
-                            // Asked at the end of the round, once running steps have ended.
-                            state[i] = State::Asking;
-                            asking.push((i, message, schema));
+        'run: loop {
+            loop {
+                // Start (or settle without running) every step whose dependencies have ended,
+                // until nothing changes: a skipped step can make its dependents ready at once.
+                let mut changed = true;
+                while changed {
+                    changed = false;
+                    for i in 0..n {
+                        if state[i] != State::Waiting
+                            || running.len() >= MAX_PARALLEL_STEPS
+                            || !self.steps[i].deps.iter().all(|&d| state[d] == State::Ended)
+                        {
+                            continue;
                         }
-                        Ok(Prepared::Run(fut)) => {
-                            runner.observe(Event::StepStarted {
-                                workflow: id,
-                                step: &step.id,
-                                kind: step.kind_name(),
-                                tool: step.tool(),
-                            });
-                            set_step(&mut ctx, &step.id, json!({"status": "running"}));
-                            state[i] = State::Running;
-                            running.push(Box::pin(async move {
-                                let t = Instant::now();
-                                let (outcome, retries) = fut.await;
-                                (i, outcome, retries, t.elapsed())
-                            }));
-                        }
-                        Ok(Prepared::Skip) => {
-                            state[i] = State::Ended;
-                            ended += 1;
-                            let mut entry = json!({"status": "skipped"});
-                            if let Some(d) = &step.default_results {
-                                entry["output"] = d.clone();
+                        let step = &self.steps[i];
+                        let prepared = if skip_rest {
+                            Ok(Prepared::Skip)
+                        } else {
+                            self.prepare(step, &ctx, runner, mode)
+                        };
+                        match prepared {
+                            Ok(Prepared::Ask { message, schema }) => {
+                                // Asked at the end of the round, once running steps have ended.
+                                state[i] = State::Asking;
+                                asking.push((i, message, schema));
                             }
-                            set_step(&mut ctx, &step.id, entry);
-                            let end = Ended::new(id, "skipped", ended, Duration::ZERO);
-                            self.ended(runner, step, end);
-                            changed = true;
-                        }
-                        Err(e) => {
-                            state[i] = State::Ended;
-                            ended += 1;
-                            let end = Ended {
-                                error: Some(&e),
-                                ..Ended::new(id, "failed", ended, Duration::ZERO)
-                            };
-                            self.ended(runner, step, end);
-                            self.fail(step, e, &mut ctx)?;
-                            changed = true;
+                            Ok(Prepared::Run(fut)) => {
+                                runner.observe(Event::StepStarted {
+                                    workflow: id,
+                                    step: &step.id,
+                                    kind: step.kind_name(),
+                                    tool: step.tool(),
+                                });
+                                set_step(&mut ctx, &step.id, json!({"status": "running"}));
+                                state[i] = State::Running;
+                                running.push(Box::pin(async move {
+                                    let t = Instant::now();
+                                    let (outcome, retries) = fut.await;
+                                    (i, outcome, retries, t.elapsed())
+                                }));
+                            }
+                            Ok(Prepared::Skip) => {
+                                state[i] = State::Ended;
+                                ended += 1;
+                                let mut entry = json!({"status": "skipped"});
+                                if let Some(d) = &step.default_results {
+                                    entry["output"] = d.clone();
+                                }
+                                set_step(&mut ctx, &step.id, entry);
+                                let end = Ended {
+                                    // Not run: its condition said so, or skip_remaining did.
+                                    by_condition: !skip_rest,
+                                    ..Ended::new(id, "skipped", ended, Duration::ZERO)
+                                };
+                                self.ended(runner, step, end);
+                                changed = true;
+                            }
+                            Err(e) => {
+                                state[i] = State::Ended;
+                                ended += 1;
+                                let end = Ended {
+                                    error: Some(&e),
+                                    ..Ended::new(id, "failed", ended, Duration::ZERO)
+                                };
+                                self.ended(runner, step, end);
+                                self.fail(step, e, &mut ctx)?;
+                                changed = true;
+                            }
                         }
                     }
                 }
-            }
-            let Some((i, outcome, retries, elapsed)) = running.next().await else {
-                break;
-            };
-            let step = &self.steps[i];
-            state[i] = State::Ended;
-            ended += 1;
-            match outcome {
-                Outcome::Completed { output, content } => {
-                    let mut entry = json!({"status": "completed", "output": output});
-                    if let Some(c) = content {
-                        entry["content"] = Value::Object(c);
+                let Some((i, outcome, retries, elapsed)) = running.next().await else {
+                    break;
+                };
+                let step = &self.steps[i];
+                state[i] = State::Ended;
+                ended += 1;
+                match outcome {
+                    Outcome::Completed { output, content } => {
+                        let mut entry = json!({"status": "completed", "output": output});
+                        if let Some(c) = content {
+                            entry["content"] = Value::Object(c);
+                        }
+                        set_step(&mut ctx, &step.id, entry);
+                        last_completed = Some(i);
+                        let end = Ended {
+                            retries,
+                            ..Ended::new(id, "completed", ended, elapsed)
+                        };
+                        self.ended(runner, step, end);
                     }
-                    set_step(&mut ctx, &step.id, entry);
-                    last_completed = Some(i);
-                    let end = Ended {
-                        retries,
-                        ..Ended::new(id, "completed", ended, elapsed)
-                    };
-                    self.ended(runner, step, end);
-                }
-                Outcome::SkipRemaining { output } => {
-                    set_step(
-                        &mut ctx,
-                        &step.id,
-                        json!({"status": "completed", "output": output}),
-                    );
-                    last_completed = Some(i);
-                    skip_rest = true;
-                    self.ended(runner, step, Ended::new(id, "completed", ended, elapsed));
-                }
-                Outcome::Failed(e) => {
-                    let end = Ended {
-                        retries,
-                        error: Some(&e),
-                        ..Ended::new(id, "failed", ended, elapsed)
-                    };
-                    self.ended(runner, step, end);
-                    self.fail(step, e, &mut ctx)?;
+                    Outcome::SkipRemaining { output } => {
+                        set_step(
+                            &mut ctx,
+                            &step.id,
+                            json!({"status": "completed", "output": output}),
+                        );
+                        last_completed = Some(i);
+                        skip_rest = true;
+                        self.ended(runner, step, Ended::new(id, "completed", ended, elapsed));
+                    }
+                    Outcome::Failed(e) => {
+                        let end = Ended {
+                            retries,
+                            error: Some(&e),
+                            ..Ended::new(id, "failed", ended, elapsed)
+                        };
+                        self.ended(runner, step, end);
+                        self.fail(step, e, &mut ctx)?;
+                    }
                 }
             }
-        }
-        if !asking.is_empty() {
-            return Ok(self.suspend(&asking, &ctx, last_completed, skip_rest, started_ms));
+            if !asking.is_empty() && skip_rest {
+                // skip_remaining came while questions were pending: they are skipped too, with
+                // everything after them.
+                for (i, _, _) in asking.drain(..) {
+                    state[i] = State::Waiting;
+                }
+                continue 'run;
+            }
+            if !asking.is_empty() {
+                return Ok(self.suspend(&asking, &ctx, last_completed, skip_rest, started_ms));
+            }
+            break;
         }
         if ended < n {
             let stuck: Vec<&str> = (0..n)
@@ -442,7 +457,7 @@ impl Workflow {
             condition: step
                 .condition
                 .as_ref()
-                .filter(|_| skipped)
+                .filter(|_| skipped && end.by_condition)
                 .map(|c| c.source()),
         });
     }
@@ -610,6 +625,7 @@ struct Ended<'a> {
     elapsed: Duration,
     retries: u64,
     error: Option<&'a str>,
+    by_condition: bool,
 }
 
 impl<'a> Ended<'a> {
@@ -621,6 +637,7 @@ impl<'a> Ended<'a> {
             elapsed,
             retries: 0,
             error: None,
+            by_condition: false,
         }
     }
 }

@@ -1089,3 +1089,33 @@ async fn a_for_each_timeout_bounds_all_its_iterations() {
         "the fourth would start after 4.2 s"
     );
 }
+
+#[tokio::test]
+async fn in_rounds_skip_remaining_also_skips_questions_still_pending() {
+    let wf = workflow(
+        r#"
+  - name: two
+    description: d
+    steps:
+      - {id: stop, type: elicitation, message: stop?, schema: {type: object, properties: {ok: {type: boolean}}}, onDecline: {action: skip_remaining}}
+      - {id: q2, type: elicitation, message: more?, schema: {type: object, properties: {ok: {type: boolean}}}}
+"#,
+    );
+    let s = rounds_script();
+    let Round::NeedsInput { requests, state, .. } = wf.call_in_rounds(&s, Map::new(), None).await
+    else {
+        panic!("two questions")
+    };
+    assert_eq!(requests.len(), 2);
+    let resume = Resume {
+        state,
+        answers: args(json!({"stop": {"action": "decline"}})),
+        ..Default::default()
+    };
+    let Round::Done(r) = wf.call_in_rounds(&s, Map::new(), Some(&resume)).await else {
+        panic!("skip_remaining ends the run; q2 is not asked again")
+    };
+    assert!(r.get("isError").is_none(), "{r}");
+    let events = s.events.lock().unwrap().clone();
+    assert!(events.contains(&"skipped q2 2/2".to_owned()), "{events:?}");
+}
