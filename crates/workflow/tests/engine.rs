@@ -1102,7 +1102,9 @@ async fn in_rounds_skip_remaining_also_skips_questions_still_pending() {
 "#,
     );
     let s = rounds_script();
-    let Round::NeedsInput { requests, state, .. } = wf.call_in_rounds(&s, Map::new(), None).await
+    let Round::NeedsInput {
+        requests, state, ..
+    } = wf.call_in_rounds(&s, Map::new(), None).await
     else {
         panic!("two questions")
     };
