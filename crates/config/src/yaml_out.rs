@@ -110,7 +110,6 @@ pub(crate) fn to_value(c: &Config) -> Value {
     });
     let loose = [
         ("telemetry", &c.telemetry),
-        ("optimizer", &c.optimizer),
         ("codeMode", &c.code_mode),
         ("rateLimiting", &c.rate_limiting),
     ];
@@ -121,6 +120,9 @@ pub(crate) fn to_value(c: &Config) -> Value {
     }
     if let Some(a) = &c.audit {
         out.put("audit", raw(&a.raw));
+    }
+    if let Some(o) = &c.optimizer {
+        out.put("optimizer", raw(&o.raw));
     }
     if let Some(s) = &c.session_storage {
         let mut m = Out::default();

@@ -264,3 +264,56 @@ fn audit_keys_are_checked_and_defaulted_as_toolhive_does() {
     error_at(&yaml, "audit.writeTimeout", "between");
     error_at(&yaml, "audit.logfile", "did you mean \"logFile\"");
 }
+
+#[test]
+fn optimizer_keys_are_read_as_toolhive_reads_them() {
+    let c = ok(&format!("{ONE_STDIO}optimizer: {{}}\n"));
+    let o = c
+        .optimizer
+        .as_ref()
+        .expect("the block's presence turns it on");
+    assert_eq!(o.max_tools_to_return, 8);
+    assert_eq!(o.hybrid_search_semantic_ratio, 0.5);
+    assert_eq!(o.semantic_distance_threshold, 1.0);
+    assert_eq!(
+        o.embedding_service_timeout,
+        std::time::Duration::from_secs(30)
+    );
+    let c = ok(&format!(
+        "{ONE_STDIO}optimizer:\n  embeddingService: http://tei:8080\n  embeddingProvider: openai\n  embeddingModel: text-embedding-3-small\n  embeddingHeaders: {{X-Org: acme}}\n  maxToolsToReturn: 12\n  hybridSearchSemanticRatio: \"0.7\"\n  semanticDistanceThreshold: 0.4\n"
+    ));
+    let o = c.optimizer.as_ref().unwrap();
+    assert_eq!(o.embedding_provider, vmcp_config::EmbeddingProvider::OpenAi);
+    assert_eq!(
+        (o.max_tools_to_return, o.hybrid_search_semantic_ratio),
+        (12, 0.7)
+    );
+    assert_eq!(o.semantic_distance_threshold, 0.4);
+    let yaml = format!(
+        "{ONE_STDIO}optimizer:\n  embeddingService: ftp://x\n  embeddingProvider: openai\n  embeddingHeaders: {{Authorization: x, \"bad name\": y}}\n  maxToolsToReturn: 51\n  hybridSearchSemanticRatio: lots\n  semanticDistanceThreshold: 3\n  embeddingBackend: ollama\n"
+    );
+    error_at(&yaml, "optimizer.embeddingService", "http:// or https://");
+    error_at(
+        &yaml,
+        "optimizer.embeddingModel",
+        "required when embeddingProvider is openai",
+    );
+    error_at(
+        &yaml,
+        "optimizer.embeddingHeaders.Authorization",
+        "set by vmcp itself",
+    );
+    error_at(&yaml, "optimizer.embeddingHeaders.bad name", "");
+    error_at(&yaml, "optimizer.maxToolsToReturn", "between 1 and 50");
+    error_at(
+        &yaml,
+        "optimizer.hybridSearchSemanticRatio",
+        "expected a number",
+    );
+    error_at(
+        &yaml,
+        "optimizer.semanticDistanceThreshold",
+        "between 0 and 2",
+    );
+    error_at(&yaml, "optimizer.embeddingBackend", "unknown key");
+}

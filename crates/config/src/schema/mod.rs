@@ -12,6 +12,7 @@ mod auth;
 mod backend;
 mod composite;
 mod operational;
+mod optimizer;
 mod server;
 
 use std::collections::BTreeMap;
@@ -38,6 +39,7 @@ pub use operational::{
     CircuitBreakerConfig, FailureHandlingConfig, LogLevel, OperationalConfig, PartialFailureMode,
     TimeoutConfig,
 };
+pub use optimizer::{EmbeddingProvider, OptimizerConfig};
 pub use server::{ServerConfig, StatusAccess};
 
 use crate::error::{Issues, KeyPath};
@@ -73,8 +75,8 @@ pub struct Config {
     pub telemetry: Option<RawSection>,
     /// `audit`.
     pub audit: Option<AuditConfig>,
-    /// `optimizer`, kept as written (not supported yet).
-    pub optimizer: Option<RawSection>,
+    /// `optimizer` (parsed and validated; serving it is not implemented yet).
+    pub optimizer: Option<OptimizerConfig>,
     /// `codeMode`, kept as written (not supported yet when enabled).
     pub code_mode: Option<RawSection>,
     /// `sessionStorage` (only `provider: memory` is supported).
@@ -268,7 +270,9 @@ pub(crate) fn decode(root: &Value, issues: &Issues) -> Config {
         audit: f
             .value("audit")
             .map(|(v, p)| audit::decode_audit(v, &p, issues)),
-        optimizer: f.raw("optimizer"),
+        optimizer: f
+            .value("optimizer")
+            .map(|(v, p)| optimizer::decode_optimizer(v, &p, issues)),
         code_mode: f.raw("codeMode"),
         session_storage,
         rate_limiting: f.raw("rateLimiting"),

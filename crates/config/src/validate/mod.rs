@@ -11,6 +11,7 @@ mod auth;
 mod backends;
 mod composite;
 mod operational;
+mod optimizer;
 mod server;
 
 use std::collections::BTreeSet;
@@ -37,6 +38,9 @@ pub(crate) fn validate(config: &Config, issues: &Issues) {
     server::check(&config.server, &root.key("server"), issues);
     if let Some(a) = &config.audit {
         audit::check(a, &root.key("audit"), issues);
+    }
+    if let Some(o) = &config.optimizer {
+        optimizer::check(o, &root.key("optimizer"), issues);
     }
     check_passthrough_headers(config, issues);
     composite::check(config, issues);
