@@ -217,7 +217,6 @@ incomingAuth: {{type: local}}
             "outgoingAuth.source: discovered",
             "outgoingAuth.default: aws_sts",
             "aggregation.tools[0].toolConfigRef",
-            "optimizer",
             "rateLimiting",
         ]
     );

@@ -40,6 +40,7 @@ pub struct Catalog {
     subscribe: bool,
     logging: Vec<String>,
     composites: CompositeIndex,
+    optimizer: Option<crate::optimizer::OptimizerIndex>,
     /// Unique per build: what caches of views of this catalog are keyed by.
     id: u64,
 }
@@ -96,6 +97,20 @@ impl Catalog {
             .chain(composites)
             .collect();
         cat.tools.sort_by(|a, b| tool_name(a).cmp(tool_name(b)));
+        if let Some(settings) = &policy.optimizer {
+            // Tools per server, for find_tool's description (composites count as vmcp's).
+            let mut backends = std::collections::BTreeMap::new();
+            for t in &cat.tools {
+                let owner = cat
+                    .tool_routes
+                    .get(tool_name(t))
+                    .map_or("composite tools", |r| r.backend.as_str());
+                *backends.entry(owner.to_owned()).or_insert(0usize) += 1;
+            }
+            cat.optimizer = Some(crate::optimizer::OptimizerIndex::build(
+                settings, &cat.tools, &backends,
+            ));
+        }
 
         let (resources, routes) = dedupe_by_key(&caps, |c| &c.resources, "uri", "resource");
         cat.resources = resources;
@@ -152,6 +167,19 @@ impl Catalog {
     /// Advertised tools, sorted by name.
     pub fn tools(&self) -> &[Value] {
         &self.tools
+    }
+
+    /// What `tools/list` shows: the advertised tools, or the optimizer's two meta-tools.
+    pub fn listed_tools(&self) -> &[Value] {
+        match &self.optimizer {
+            Some(o) => &o.meta,
+            None => &self.tools,
+        }
+    }
+
+    /// The optimizer's index, when the optimizer is on.
+    pub(crate) fn optimizer(&self) -> Option<&crate::optimizer::OptimizerIndex> {
+        self.optimizer.as_ref()
     }
 
     /// The advertised definition of tool `name` (hidden tools have none).

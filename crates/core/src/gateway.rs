@@ -272,8 +272,19 @@ impl Gateway {
             .map_err(|_| CoreError::DiscoveryFailed(format!("route names unknown backend {id}")))
     }
 
-    /// Tools `identity` may see.
+    /// Tools `identity` sees in `tools/list` (with the optimizer: the meta-tools it may call).
     pub fn list_tools<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
+        self.filter(
+            identity,
+            (catalog.id(), catalog.listed_tools()),
+            Kind::Tool,
+            "name",
+            |n| catalog.tool(n).map(|r| r.backend.as_str()),
+        )
+    }
+
+    /// Every advertised tool `identity` may call (what `find_tool` searches).
+    fn callable_tools<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
         self.filter(
             identity,
             (catalog.id(), catalog.tools()),
@@ -345,11 +356,13 @@ impl Gateway {
         }
         // Decided once per caller, catalog and list; a caller's next list costs a lookup. The
         // key holds the caller's claims (by address, kept alive by the entry) and subject.
+        // The list's address tells apart two lists of one kind (the optimizer's meta-tools
+        // and the tools it searches).
         let cache_key = (
             catalog_id,
             Arc::as_ptr(&identity.claims) as usize,
             identity.subject.clone(),
-            format!("{kind:?}/{key}"),
+            format!("{kind:?}/{key}/{:p}", items.as_ptr()),
         );
         if let Some((indices, _)) = self
             .visible
@@ -395,6 +408,11 @@ impl Gateway {
     ) -> Result<Value, CoreError> {
         let name = str_param(&params, "name", "tools/call")?;
         object_param(&params, "arguments", "tools/call")?;
+        if let Some(opt) = catalog.optimizer()
+            && (name == crate::optimizer::FIND_TOOL || name == crate::optimizer::CALL_TOOL)
+        {
+            return self.call_meta_tool(caller, catalog, opt, &params).await;
+        }
         if let Some(wf) = catalog.composite(name) {
             return self.call_composite(caller, catalog, wf, &params).await;
         }
@@ -420,6 +438,50 @@ impl Gateway {
         params["name"] = Value::String(route.original.clone());
         self.forward(&route.backend, caller, "tools/call", params)
             .await
+    }
+
+    /// `find_tool` and `call_tool`, each admitted by its own name; the tool `call_tool` runs
+    /// is admitted by its name too, exactly as a direct call (same 403 when denied).
+    async fn call_meta_tool(
+        &self,
+        caller: &Caller<'_>,
+        catalog: &Catalog,
+        opt: &crate::optimizer::OptimizerIndex,
+        params: &Value,
+    ) -> Result<Value, CoreError> {
+        let name = str_param(params, "name", "tools/call")?;
+        let target = Target {
+            kind: Kind::Tool,
+            name,
+            backend: None,
+            definition: None,
+        };
+        let args = params.get("arguments").cloned().unwrap_or(Value::Null);
+        if !self.admit(caller.identity, Action::CallTool(target, Some(&args))) {
+            return Err(CoreError::Denied("call"));
+        }
+        if name == crate::optimizer::FIND_TOOL {
+            let callable = self.callable_tools(caller.identity, catalog);
+            let visible: std::collections::HashSet<&str> = callable
+                .iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str))
+                .collect();
+            return Ok(opt.find(&args, &visible));
+        }
+        let (inner, arguments) = match crate::optimizer::inner_call(&args) {
+            Ok(call) => call,
+            Err(result) => return Ok(result),
+        };
+        let mut inner_params = json!({"name": inner, "arguments": arguments});
+        if let Some(meta) = params.get("_meta") {
+            inner_params["_meta"] = meta.clone();
+        }
+        match Box::pin(self.call_tool(caller, catalog, inner_params)).await {
+            Err(CoreError::UnknownTool(n)) => Ok(crate::optimizer::error_result(&format!(
+                "tool not found: {n}"
+            ))),
+            other => other,
+        }
     }
 
     /// Runs a composite tool: admitted by its own name (its steps are not admitted one by

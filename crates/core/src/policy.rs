@@ -66,6 +66,8 @@ pub struct AggregationPolicy {
     pub deny_unlisted: bool,
     /// Composite tools, advertised when every step's tool resolves.
     pub composites: crate::composite::Composites,
+    /// The optimizer: when set, `tools/list` shows `find_tool` and `call_tool` instead.
+    pub optimizer: Option<crate::optimizer::OptimizerSettings>,
 }
 
 impl Default for AggregationPolicy {
@@ -78,6 +80,7 @@ impl Default for AggregationPolicy {
             exclude_all_tools: false,
             deny_unlisted: false,
             composites: crate::composite::Composites::default(),
+            optimizer: None,
         }
     }
 }

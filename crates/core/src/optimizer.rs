@@ -1,0 +1,199 @@
+//! The optimizer: `tools/list` shows two meta-tools, `find_tool` (BM25 over the advertised
+//! tools' names and descriptions, ToolHive's keyword tier) and `call_tool` (runs a found tool
+//! through the normal call path). The index is built once per catalog and shared by every
+//! session and identity; what a caller may see is filtered at query time.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde_json::{Map, Value, json};
+use vmcp_search::{Index, Query};
+
+/// The optimizer's settings (the config's `optimizer` block, keyword tier).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptimizerSettings {
+    /// `maxToolsToReturn`.
+    pub max_tools: usize,
+}
+
+/// A catalog's search index and meta-tools.
+#[derive(Debug)]
+pub(crate) struct OptimizerIndex {
+    index: Index,
+    /// Document i's tool definition (advertised tools, composites included).
+    tools: Vec<Value>,
+    /// Document i's token estimate (JSON length / 4, as ToolHive counts).
+    tokens: Vec<u64>,
+    /// `find_tool` and `call_tool`, as listed.
+    pub(crate) meta: Vec<Value>,
+    pub(crate) max_tools: usize,
+}
+
+/// The meta-tools' names.
+pub(crate) const FIND_TOOL: &str = "find_tool";
+/// See [`FIND_TOOL`].
+pub(crate) const CALL_TOOL: &str = "call_tool";
+
+impl OptimizerIndex {
+    /// Indexes `tools` (the catalog's advertised tools) and describes the catalog to models.
+    pub(crate) fn build(
+        settings: &OptimizerSettings,
+        tools: &[Value],
+        backends: &BTreeMap<String, usize>,
+    ) -> Self {
+        let text = |t: &Value, k: &str| {
+            t.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let docs: Vec<(String, String)> = tools
+            .iter()
+            .map(|t| (text(t, "name"), text(t, "description")))
+            .collect();
+        let index = Index::build(docs.iter().map(|(n, d)| (n.as_str(), d.as_str())));
+        let tokens = tools
+            .iter()
+            .map(|t| (t.to_string().len() / 4) as u64)
+            .collect();
+        Self {
+            index,
+            tools: tools.to_vec(),
+            tokens,
+            meta: meta_tools(tools.len(), backends),
+            max_tools: settings.max_tools,
+        }
+    }
+
+    /// `find_tool` for a caller who may see the tools named in `visible`.
+    pub(crate) fn find(&self, args: &Value, visible: &HashSet<&str>) -> Value {
+        let Some(description) = args
+            .get("tool_description")
+            .and_then(Value::as_str)
+            .filter(|d| !d.trim().is_empty())
+        else {
+            return error_result("find_tool failed: tool_description is required");
+        };
+        let keywords: Vec<String> = match args.get("tool_keywords") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            Some(_) => {
+                return error_result(
+                    "invalid arguments: tool_keywords must be an array of strings",
+                );
+            }
+        };
+        let query = Query::from_request(description, &keywords);
+        let name = |i: usize| {
+            self.tools[i]
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        let allowed = |i: usize| visible.contains(name(i));
+        let hits = if query.is_empty() {
+            Vec::new()
+        } else {
+            self.index.search(&query, self.max_tools, allowed)
+        };
+        let baseline: u64 = (0..self.tools.len())
+            .filter(|&i| allowed(i))
+            .map(|i| self.tokens[i])
+            .sum();
+        let returned: u64 = hits.iter().map(|&(i, _)| self.tokens[i]).sum();
+        let savings = if baseline == 0 {
+            0.0
+        } else {
+            (baseline - returned.min(baseline)) as f64 / baseline as f64 * 100.0
+        };
+        let tools = if hits.is_empty() {
+            Value::Null
+        } else {
+            Value::Array(hits.iter().map(|&(i, _)| self.tools[i].clone()).collect())
+        };
+        let out = json!({
+            "tools": tools,
+            "token_metrics": {"baseline_tokens": baseline, "returned_tokens": returned, "savings_percent": savings},
+        });
+        json!({"content": [{"type": "text", "text": vmcp_workflow::to_sorted_json(&out)}], "structuredContent": out})
+    }
+}
+
+/// What `call_tool` was asked to run: the inner tool's name and arguments, taking the shapes
+/// models send (ToolHive's: a `tool_name` nested in `parameters` is hoisted).
+pub(crate) fn inner_call(args: &Value) -> Result<(String, Value), Value> {
+    let mut parameters = match args.get("parameters") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => {
+            return Err(error_result(
+                "invalid arguments: parameters must be an object",
+            ));
+        }
+    };
+    let mut name = args
+        .get("tool_name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if name.is_empty()
+        && let Some(Value::String(n)) = parameters.get("tool_name")
+        && !n.is_empty()
+    {
+        name = n.clone();
+        parameters.remove("tool_name");
+    }
+    if name.is_empty() {
+        let keys: Vec<&String> = parameters.keys().collect();
+        return Err(error_result(&format!(
+            "call_tool failed: tool_name is required: call_tool expects {{\"tool_name\": \"<name from find_tool>\", \"parameters\": {{<tool arguments>}}}}, got parameters keys {keys:?}"
+        )));
+    }
+    if name == FIND_TOOL || name == CALL_TOOL {
+        return Err(error_result(&format!(
+            "call_tool cannot run {name}: call it directly"
+        )));
+    }
+    Ok((name, Value::Object(parameters)))
+}
+
+pub(crate) fn error_result(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+/// The two meta-tools; `find_tool`'s description says what the catalog holds, so a model knows
+/// when searching is worth it.
+fn meta_tools(count: usize, backends: &BTreeMap<String, usize>) -> Vec<Value> {
+    let mut summary: Vec<String> = backends
+        .iter()
+        .take(12)
+        .map(|(b, n)| format!("{b} ({n})"))
+        .collect();
+    if backends.len() > 12 {
+        summary.push(format!("and {} more servers", backends.len() - 12));
+    }
+    let find = json!({
+        "name": FIND_TOOL,
+        "description": format!(
+            "Find and return tools that can help accomplish the user's request. Search before calling: {count} tools are available, from {}. Returns full tool definitions to pass to call_tool.",
+            summary.join(", ")
+        ),
+        "inputSchema": {"type": "object", "properties": {
+            "tool_description": {"type": "string", "description": "Description of the task or capability needed (e.g. 'create a GitHub issue')"},
+            "tool_keywords": {"type": "array", "items": {"type": "string"}, "description": "Optional keywords driving the BM25 keyword-search arm (e.g. ['github', 'issue'])"}},
+            "required": ["tool_description"]},
+        "annotations": {"readOnlyHint": true, "openWorldHint": false},
+    });
+    let call = json!({
+        "name": CALL_TOOL,
+        "description": "Execute a specific tool with the provided parameters. Use a tool name returned by find_tool.",
+        "inputSchema": {"type": "object", "properties": {
+            "tool_name": {"type": "string", "description": "The name of the tool to execute, as returned by find_tool"},
+            "parameters": {"type": "object", "description": "The tool's arguments, matching its inputSchema"}},
+            "required": ["tool_name", "parameters"]},
+    });
+    vec![call, find]
+}
