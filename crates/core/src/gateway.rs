@@ -274,24 +274,23 @@ impl Gateway {
 
     /// Tools `identity` sees in `tools/list` (with the optimizer: the meta-tools it may call).
     pub fn list_tools<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
-        self.filter(
-            identity,
-            (catalog.id(), catalog.listed_tools()),
-            Kind::Tool,
-            "name",
-            |n| catalog.tool(n).map(|r| r.backend.as_str()),
-        )
+        self.tools_admitted(identity, catalog, catalog.listed_tools())
     }
 
     /// Every advertised tool `identity` may call (what `find_tool` searches).
     fn callable_tools<'c>(&self, identity: &Identity, catalog: &'c Catalog) -> Vec<&'c Value> {
-        self.filter(
-            identity,
-            (catalog.id(), catalog.tools()),
-            Kind::Tool,
-            "name",
-            |n| catalog.tool(n).map(|r| r.backend.as_str()),
-        )
+        self.tools_admitted(identity, catalog, catalog.tools())
+    }
+
+    fn tools_admitted<'c>(
+        &self,
+        identity: &Identity,
+        catalog: &'c Catalog,
+        tools: &'c [Value],
+    ) -> Vec<&'c Value> {
+        self.filter(identity, (catalog.id(), tools), Kind::Tool, "name", |n| {
+            catalog.tool(n).map(|r| r.backend.as_str())
+        })
     }
 
     /// Resources `identity` may see.

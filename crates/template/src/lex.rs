@@ -496,19 +496,24 @@ impl<'s> Lexer<'s> {
     }
 
     fn lex_char(&mut self) -> State {
+        self.lex_escaped('\'', Tok::CharConstant, "unterminated character constant")
+    }
+
+    /// A `close`-delimited literal with backslash escapes, on one line.
+    fn lex_escaped(&mut self, close: char, tok: Tok, unterminated: &str) -> State {
         loop {
             match self.next() {
                 Some('\\') => {
                     if matches!(self.next(), None | Some('\n')) {
-                        return self.error("unterminated character constant".into());
+                        return self.error(unterminated.into());
                     }
                 }
-                None | Some('\n') => return self.error("unterminated character constant".into()),
-                Some('\'') => break,
+                None | Some('\n') => return self.error(unterminated.into()),
+                Some(c) if c == close => break,
                 Some(_) => {}
             }
         }
-        self.emit(Tok::CharConstant);
+        self.emit(tok);
         State::InsideAction
     }
 
@@ -564,20 +569,7 @@ impl<'s> Lexer<'s> {
     }
 
     fn lex_quote(&mut self) -> State {
-        loop {
-            match self.next() {
-                Some('\\') => {
-                    if matches!(self.next(), None | Some('\n')) {
-                        return self.error("unterminated quoted string".into());
-                    }
-                }
-                None | Some('\n') => return self.error("unterminated quoted string".into()),
-                Some('"') => break,
-                Some(_) => {}
-            }
-        }
-        self.emit(Tok::Str);
-        State::InsideAction
+        self.lex_escaped('"', Tok::Str, "unterminated quoted string")
     }
 
     fn lex_raw_quote(&mut self) -> State {

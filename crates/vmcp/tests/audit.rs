@@ -16,7 +16,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use common::eras::{BackendEra, ModernClient, spawn_sdk};
@@ -34,35 +34,6 @@ fn lines(path: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect()
-}
-
-/// Validates the log against the schema with Python's jsonschema; false when the venv is absent
-/// (then the test says so, and fails under CI).
-fn schema_valid(log: &Path) -> bool {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let python = PathBuf::from(root).join(".ci/.venv/bin/python");
-    if !python.exists() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI must have .ci/.venv (run .ci/venv.sh)"
-        );
-        eprintln!(
-            "note: .ci/.venv missing, audit lines not checked against the schema (run .ci/venv.sh)"
-        );
-        return false;
-    }
-    let out = std::process::Command::new(python)
-        .arg(PathBuf::from(root).join("tests/interop/validate_audit.py"))
-        .arg(PathBuf::from(root).join("docs/audit-event.schema.json"))
-        .arg(log)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "audit lines do not match the schema:\n{report}"
-    );
-    true
 }
 
 fn audit_config(issuer: &str, exchanged: &str, keyed: &str, log: &Path) -> String {
@@ -211,7 +182,7 @@ async fn every_request_is_one_valid_line_and_no_secret_is_written() {
     let all = lines(&log);
 
     // One line per request, every one of them valid.
-    schema_valid(&log);
+    common::audit_matches_schema(&log);
     let denied_401 = find(&all, |l| {
         l["outcome"] == "denied" && l["subjects"]["user"] == "anonymous"
     });

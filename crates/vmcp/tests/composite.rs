@@ -619,23 +619,7 @@ async fn workflows_and_their_steps_are_audited() {
         "{}",
         lines[9]
     );
-    schema_valid(&w.audit);
-}
-
-/// Validates the log against docs/audit-event.schema.json with Python's jsonschema.
-fn schema_valid(log: &std::path::Path) {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let out = std::process::Command::new(PYTHON)
-        .arg(format!("{root}/tests/interop/validate_audit.py"))
-        .arg(format!("{root}/docs/audit-event.schema.json"))
-        .arg(log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "audit lines do not match the schema:\n{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert!(common::audit_matches_schema(&w.audit));
 }
 
 /// A client that sent a progress token hears of every finished step (ToolHive sends none).
@@ -645,17 +629,7 @@ async fn progress_is_reported_per_finished_step() {
     let c = legacy_connect(&w.gw.url, json!({})).await;
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
         "params": {"name": "file_and_label", "arguments": {"label": "x"}, "_meta": {"progressToken": "tok"}}});
-    let resp = c
-        .http
-        .post(&c.url)
-        .header("content-type", "application/json")
-        .header("accept", common::JSON_AND_SSE)
-        .header("mcp-session-id", c.session.clone().unwrap())
-        .header("mcp-protocol-version", &c.version)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let resp = legacy_post(&c, &body).send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 200);
     let mut sse = SseReader::new(resp);
     let mut progress = Vec::new();
@@ -759,15 +733,7 @@ async fn cancelling_the_call_cancels_every_step() {
     let c = legacy_connect(&w.gw.url, json!({})).await;
     let body = json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
         "params": {"name": "slow_pair", "arguments": {}}});
-    let post = c
-        .http
-        .post(&c.url)
-        .header("content-type", "application/json")
-        .header("accept", common::JSON_AND_SSE)
-        .header("mcp-session-id", c.session.clone().unwrap())
-        .header("mcp-protocol-version", &c.version)
-        .json(&body)
-        .send();
+    let post = legacy_post(&c, &body).send();
     let call = tokio::spawn(tokio::time::timeout(
         std::time::Duration::from_secs(10),
         post,

@@ -195,20 +195,29 @@ fn decode_workload(v: &Value, path: &KeyPath, issues: &Issues) -> WorkloadToolCo
     w
 }
 
+/// An `annotations` block (tool overrides and composite tools share its keys).
+pub(crate) fn decode_annotations(
+    v: &Value,
+    path: &KeyPath,
+    issues: &Issues,
+) -> AnnotationsOverride {
+    let mut a = Fields::open(v, path, issues);
+    let ann = AnnotationsOverride {
+        title: a.string("title"),
+        read_only_hint: a.bool("readOnlyHint"),
+        destructive_hint: a.bool("destructiveHint"),
+        idempotent_hint: a.bool("idempotentHint"),
+        open_world_hint: a.bool("openWorldHint"),
+    };
+    a.finish();
+    ann
+}
+
 fn decode_override(v: &Value, path: &KeyPath, issues: &Issues) -> ToolOverride {
     let mut f = Fields::open(v, path, issues);
-    let annotations = f.value("annotations").map(|(v, p)| {
-        let mut a = Fields::open(v, &p, issues);
-        let ann = AnnotationsOverride {
-            title: a.string("title"),
-            read_only_hint: a.bool("readOnlyHint"),
-            destructive_hint: a.bool("destructiveHint"),
-            idempotent_hint: a.bool("idempotentHint"),
-            open_world_hint: a.bool("openWorldHint"),
-        };
-        a.finish();
-        ann
-    });
+    let annotations = f
+        .value("annotations")
+        .map(|(v, p)| decode_annotations(v, &p, issues));
     // Go reads an empty string as "not set"; so do we.
     let o = ToolOverride {
         name: f.string("name").filter(|s| !s.is_empty()),

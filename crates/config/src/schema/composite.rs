@@ -216,18 +216,9 @@ pub(crate) fn decode_composite(v: &Value, path: &KeyPath, issues: &Issues) -> Co
                 .collect()
         })
         .unwrap_or_default();
-    let annotations = f.value("annotations").map(|(v, p)| {
-        let mut a = Fields::open(v, &p, issues);
-        let ann = AnnotationsOverride {
-            title: a.string("title"),
-            read_only_hint: a.bool("readOnlyHint"),
-            destructive_hint: a.bool("destructiveHint"),
-            idempotent_hint: a.bool("idempotentHint"),
-            open_world_hint: a.bool("openWorldHint"),
-        };
-        a.finish();
-        ann
-    });
+    let annotations = f
+        .value("annotations")
+        .map(|(v, p)| super::aggregation::decode_annotations(v, &p, issues));
     let c = CompositeToolConfig {
         name: f.string("name").unwrap_or_default(),
         description: f.string("description").unwrap_or_default(),

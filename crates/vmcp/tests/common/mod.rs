@@ -4,7 +4,7 @@
 #![allow(dead_code, unreachable_pub, missing_docs, clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -429,4 +429,33 @@ pub fn children_matching(pid: u32, needle: &str) -> Vec<u32> {
         }
     }
     out
+}
+
+/// Validates the log against the schema with Python's jsonschema; false when the venv is absent
+/// (then the test says so, and fails under CI).
+pub fn audit_matches_schema(log: &Path) -> bool {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let python = PathBuf::from(root).join(".ci/.venv/bin/python");
+    if !python.exists() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI must have .ci/.venv (run .ci/venv.sh)"
+        );
+        eprintln!(
+            "note: .ci/.venv missing, audit lines not checked against the schema (run .ci/venv.sh)"
+        );
+        return false;
+    }
+    let out = std::process::Command::new(python)
+        .arg(PathBuf::from(root).join("tests/interop/validate_audit.py"))
+        .arg(PathBuf::from(root).join("docs/audit-event.schema.json"))
+        .arg(log)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "audit lines do not match the schema:\n{report}"
+    );
+    true
 }

@@ -317,6 +317,21 @@ impl SseReader {
     }
 }
 
+/// A POST of `body` on `client`'s session, accepting JSON or SSE; the caller sends it.
+pub fn legacy_post(client: &Client, body: &Value) -> reqwest::RequestBuilder {
+    client
+        .http
+        .post(&client.url)
+        .header("content-type", "application/json")
+        .header("accept", JSON_AND_SSE)
+        .header(
+            "mcp-session-id",
+            client.session.clone().expect("connected client"),
+        )
+        .header("mcp-protocol-version", &client.version)
+        .json(body)
+}
+
 /// A raw Legacy tools/call whose server-to-client requests (elicitation, sampling, …) are answered
 /// with `answer(request)` as they arrive on the POST's SSE stream. Returns the requests seen and
 /// the final JSON-RPC response.
@@ -330,20 +345,9 @@ pub async fn legacy_call_answering(
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "arguments": args}});
     let session = client.session.clone().expect("connected client");
-    let resp = step(
-        "legacy tools/call POST",
-        client
-            .http
-            .post(&client.url)
-            .header("content-type", "application/json")
-            .header("accept", JSON_AND_SSE)
-            .header("mcp-session-id", &session)
-            .header("mcp-protocol-version", &client.version)
-            .json(&body)
-            .send(),
-    )
-    .await
-    .expect("POST");
+    let resp = step("legacy tools/call POST", legacy_post(client, &body).send())
+        .await
+        .expect("POST");
     assert_eq!(resp.status().as_u16(), 200);
     let ctype = resp
         .headers()
