@@ -48,9 +48,19 @@ for _ in $(seq 200); do grep -q listening "$work/vmcp.out" 2>/dev/null && break;
 gateway_url=$(awk '{print $4}' "$work/vmcp.out")
 [ -n "$gateway_url" ] || { echo "gateway did not start"; cat "$work/vmcp.err"; exit 1; }
 
+# A second gateway over the same backends with the optimizer on (find_tool / call_tool).
+{ cat "$work/vmcp.yaml"; echo "optimizer: {maxToolsToReturn: 3}"; } >"$work/optimized.yaml"
+./target/debug/vmcp serve --config "$work/optimized.yaml" --port 0 >"$work/optimized.out" 2>"$work/optimized.err" &
+pids+=($!)
+for _ in $(seq 200); do grep -q listening "$work/optimized.out" 2>/dev/null && break; sleep 0.05; done
+optimized_url=$(awk '{print $4}' "$work/optimized.out")
+[ -n "$optimized_url" ] || { echo "optimized gateway did not start"; cat "$work/optimized.err"; exit 1; }
+
 status=0
 for mode in "${@:-legacy}"; do
   echo "== Python mcp client (mode=$mode) through $gateway_url"
   "$venv/bin/python" tests/interop/python_client.py "$gateway_url" "$mode" || { status=1; tail -20 "$work/vmcp.err"; }
+  echo "== Python mcp client (mode=$mode) through the optimizer at $optimized_url"
+  "$venv/bin/python" tests/interop/python_optimizer_client.py "$optimized_url" "$mode" || { status=1; tail -20 "$work/optimized.err"; }
 done
 exit $status
