@@ -49,12 +49,6 @@ impl Config {
         }
         let present = [
             ("telemetry", self.telemetry.is_some()),
-            (
-                "optimizer.embeddingService (the semantic tier; the keyword tier works)",
-                self.optimizer
-                    .as_ref()
-                    .is_some_and(|o| o.embedding_service.is_some()),
-            ),
             ("rateLimiting", self.rate_limiting.is_some()),
         ];
         for (key, is_set) in present {

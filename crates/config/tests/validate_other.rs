@@ -317,3 +317,36 @@ fn optimizer_keys_are_read_as_toolhive_reads_them() {
     );
     error_at(&yaml, "optimizer.embeddingBackend", "unknown key");
 }
+
+#[test]
+fn the_local_embedder_needs_a_model_directory_and_no_service() {
+    let c = ok(&format!(
+        "{ONE_STDIO}optimizer:\n  embeddingProvider: local\n  embeddingModelPath: /models/all-MiniLM-L6-v2\n  embeddingCacheFile: /var/cache/vmcp/embeddings.bin\n"
+    ));
+    let o = c.optimizer.as_ref().unwrap();
+    assert_eq!(o.embedding_provider, vmcp_config::EmbeddingProvider::Local);
+    assert!(o.semantic());
+    assert_eq!(
+        o.embedding_cache_file.as_deref(),
+        Some("/var/cache/vmcp/embeddings.bin")
+    );
+    error_at(
+        &format!("{ONE_STDIO}optimizer: {{embeddingProvider: local}}\n"),
+        "optimizer.embeddingModelPath",
+        "required when embeddingProvider is local",
+    );
+    error_at(
+        &format!(
+            "{ONE_STDIO}optimizer: {{embeddingProvider: local, embeddingModelPath: /m, embeddingService: http://tei}}\n"
+        ),
+        "optimizer.embeddingService",
+        "must not be set when embeddingProvider is local",
+    );
+    error_at(
+        &format!("{ONE_STDIO}optimizer: {{embeddingModelPath: /m}}\n"),
+        "optimizer.embeddingModelPath",
+        "only with embeddingProvider: local",
+    );
+    let keyword_only = ok(&format!("{ONE_STDIO}optimizer: {{}}\n"));
+    assert!(!keyword_only.optimizer.unwrap().semantic());
+}

@@ -461,11 +461,7 @@ impl Gateway {
         }
         if name == crate::optimizer::FIND_TOOL {
             let callable = self.callable_tools(caller.identity, catalog);
-            let visible: std::collections::HashSet<&str> = callable
-                .iter()
-                .filter_map(|t| t.get("name").and_then(Value::as_str))
-                .collect();
-            return Ok(opt.find(&args, &visible));
+            return Ok(opt.find(&args, &crate::optimizer::names(&callable)).await);
         }
         let (inner, arguments) = match crate::optimizer::inner_call(&args) {
             Ok(call) => call,
@@ -476,9 +472,10 @@ impl Gateway {
             inner_params["_meta"] = meta.clone();
         }
         match Box::pin(self.call_tool(caller, catalog, inner_params)).await {
-            Err(CoreError::UnknownTool(n)) => Ok(crate::optimizer::error_result(&format!(
-                "tool not found: {n}"
-            ))),
+            Err(CoreError::UnknownTool(n)) => {
+                let callable = self.callable_tools(caller.identity, catalog);
+                Ok(opt.not_found(&n, &crate::optimizer::names(&callable)))
+            }
             other => other,
         }
     }

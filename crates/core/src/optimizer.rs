@@ -1,24 +1,37 @@
-//! The optimizer: `tools/list` shows two meta-tools, `find_tool` (BM25 over the advertised
-//! tools' names and descriptions, ToolHive's keyword tier) and `call_tool` (runs a found tool
-//! through the normal call path). The index is built once per catalog and shared by every
-//! session and identity; what a caller may see is filtered at query time.
+//! The optimizer: `tools/list` shows two meta-tools, `find_tool` (ToolHive's keyword tier: BM25
+//! over the advertised tools' names and descriptions; with an embedder, its hybrid tier) and
+//! `call_tool` (runs a found tool through the normal call path). The index is built once per
+//! catalog and shared by every session and identity; what a caller may see is filtered at query
+//! time.
+
+mod semantic;
 
 use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value, json};
 use vmcp_search::{Index, Query};
 
-/// The optimizer's settings (the config's `optimizer` block, keyword tier).
+use semantic::SemanticArm;
+pub use semantic::SemanticSettings;
+
+/// The optimizer's settings (the config's `optimizer` block).
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptimizerSettings {
     /// `maxToolsToReturn`.
     pub max_tools: usize,
+    /// The semantic arm, when an embedder is configured (ToolHive's Tier 2).
+    pub semantic: Option<SemanticSettings>,
 }
+
+/// Longest `tool_description` searched: past it a model is pasting content, not describing a
+/// task (the embedder would truncate it anyway).
+const MAX_DESCRIPTION: usize = 8 * 1024;
 
 /// A catalog's search index and meta-tools.
 #[derive(Debug)]
 pub(crate) struct OptimizerIndex {
     index: Index,
+    semantic: Option<SemanticArm>,
     /// Document i's tool definition (advertised tools, composites included).
     tools: Vec<Value>,
     /// Document i's token estimate (JSON length / 4, as ToolHive counts).
@@ -57,6 +70,10 @@ impl OptimizerIndex {
             .collect();
         Self {
             index,
+            semantic: settings
+                .semantic
+                .as_ref()
+                .map(|s| SemanticArm::new(s, &docs)),
             tools: tools.to_vec(),
             tokens,
             meta: meta_tools(tools.len(), backends),
@@ -64,20 +81,36 @@ impl OptimizerIndex {
         }
     }
 
-    /// `find_tool` for a caller who may see the tools named in `visible`.
-    pub(crate) fn find(&self, args: &Value, visible: &HashSet<&str>) -> Value {
-        let Some(description) = args
-            .get("tool_description")
+    fn name(&self, i: usize) -> &str {
+        self.tools[i]
+            .get("name")
             .and_then(Value::as_str)
-            .filter(|d| !d.trim().is_empty())
-        else {
-            return error_result("find_tool failed: tool_description is required");
+            .unwrap_or_default()
+    }
+
+    /// `find_tool` for a caller who may see the tools named in `visible`.
+    pub(crate) async fn find(&self, args: &Value, visible: &HashSet<&str>) -> Value {
+        let description = match args.get("tool_description") {
+            Some(Value::String(d)) if !d.trim().is_empty() => d.as_str(),
+            None | Some(Value::Null | Value::String(_)) => {
+                return error_result("find_tool failed: tool_description is required");
+            }
+            Some(_) => {
+                return error_result("invalid arguments: tool_description must be a string");
+            }
         };
+        if description.len() > MAX_DESCRIPTION {
+            return error_result(&format!(
+                "find_tool failed: tool_description is {} bytes; describe the task in at most {MAX_DESCRIPTION}",
+                description.len()
+            ));
+        }
         let keywords: Vec<String> = match args.get("tool_keywords") {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(a)) => a
+            Some(Value::Array(a)) if a.iter().all(Value::is_string) => a
                 .iter()
                 .filter_map(Value::as_str)
+                .take(64)
                 .map(str::to_owned)
                 .collect(),
             Some(_) => {
@@ -86,24 +119,13 @@ impl OptimizerIndex {
                 );
             }
         };
-        let query = Query::from_request(description, &keywords);
-        let name = |i: usize| {
-            self.tools[i]
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-        };
-        let allowed = |i: usize| visible.contains(name(i));
-        let hits = if query.is_empty() {
-            Vec::new()
-        } else {
-            self.index.search(&query, self.max_tools, allowed)
-        };
+        let allowed = |i: usize| visible.contains(self.name(i));
+        let hits = self.rank(description, &keywords, &allowed).await;
         let baseline: u64 = (0..self.tools.len())
             .filter(|&i| allowed(i))
             .map(|i| self.tokens[i])
             .sum();
-        let returned: u64 = hits.iter().map(|&(i, _)| self.tokens[i]).sum();
+        let returned: u64 = hits.iter().map(|&i| self.tokens[i]).sum();
         let savings = if baseline == 0 {
             0.0
         } else {
@@ -112,13 +134,94 @@ impl OptimizerIndex {
         let tools = if hits.is_empty() {
             Value::Null
         } else {
-            Value::Array(hits.iter().map(|&(i, _)| self.tools[i].clone()).collect())
+            Value::Array(hits.iter().map(|&i| self.tools[i].clone()).collect())
         };
         let out = json!({
             "tools": tools,
             "token_metrics": {"baseline_tokens": baseline, "returned_tokens": returned, "savings_percent": savings},
         });
         json!({"content": [{"type": "text", "text": vmcp_workflow::to_sorted_json(&out)}], "structuredContent": out})
+    }
+
+    /// ToolHive's ranking: keyword only, or `round(max × ratio)` semantic matches first, then
+    /// keyword matches not already present. When the embedder fails, the keyword tier answers
+    /// alone (logged).
+    async fn rank(
+        &self,
+        description: &str,
+        keywords: &[String],
+        allowed: &(impl Fn(usize) -> bool + Sync),
+    ) -> Vec<usize> {
+        let query = Query::from_request(description, keywords);
+        let keyword = |limit: usize| -> Vec<usize> {
+            if query.is_empty() || limit == 0 {
+                return Vec::new();
+            }
+            self.index
+                .search(&query, limit, allowed)
+                .into_iter()
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let max = self.max_tools;
+        let Some(arm) = &self.semantic else {
+            return keyword(max);
+        };
+        let semantic_limit = arm.settings().semantic_limit(max);
+        if semantic_limit == 0 {
+            return keyword(max);
+        }
+        match arm.search(description, semantic_limit, allowed).await {
+            Ok(mut hits) => {
+                for i in keyword(max - semantic_limit) {
+                    if !hits.contains(&i) {
+                        hits.push(i);
+                    }
+                }
+                hits.truncate(max);
+                hits
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "optimizer: semantic search failed; answering from the keyword tier");
+                keyword(max)
+            }
+        }
+    }
+
+    /// `call_tool`'s answer for an unknown name: the visible tools with the nearest names.
+    pub(crate) fn not_found(&self, name: &str, visible: &HashSet<&str>) -> Value {
+        let closest = self.closest(name, visible);
+        let hint = if closest.is_empty() {
+            " (search with find_tool)".to_owned()
+        } else {
+            format!("; closest matches: {}", closest.join(", "))
+        };
+        error_result(&format!("tool not found: {name}{hint}"))
+    }
+
+    fn closest(&self, name: &str, visible: &HashSet<&str>) -> Vec<&str> {
+        let allowed = |i: usize| visible.contains(self.name(i));
+        let query = Query::from_request(name, &[]);
+        let mut out: Vec<&str> = if query.is_empty() {
+            Vec::new()
+        } else {
+            self.index
+                .search(&query, 3, allowed)
+                .into_iter()
+                .map(|(i, _)| self.name(i))
+                .collect()
+        };
+        // Names that contain the asked name, or are contained in it (a dropped prefix).
+        let lower = name.to_lowercase();
+        for i in (0..self.tools.len()).filter(|&i| allowed(i)) {
+            let n = self.name(i);
+            let ln = n.to_lowercase();
+            if out.len() < 3 && !out.contains(&n) && (ln.ends_with(&lower) || lower.ends_with(&ln))
+            {
+                out.push(n);
+            }
+        }
+        out
     }
 }
 
@@ -160,6 +263,14 @@ pub(crate) fn inner_call(args: &Value) -> Result<(String, Value), Value> {
     Ok((name, Value::Object(parameters)))
 }
 
+/// The names of `tools`.
+pub(crate) fn names<'a>(tools: &[&'a Value]) -> HashSet<&'a str> {
+    tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect()
+}
+
 pub(crate) fn error_result(text: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": true})
 }
@@ -197,3 +308,6 @@ fn meta_tools(count: usize, backends: &BTreeMap<String, usize>) -> Vec<Value> {
     });
     vec![call, find]
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,7 +7,9 @@
 //! free to break the protocol.
 //!
 //! This crate owns the fixture and the helpers to start it ([`fixture_bin`],
-//! [`FixtureProcess`], [`serve_http_in_process`]); it does not depend on any other vmcp crate.
+//! [`FixtureProcess`], [`serve_http_in_process`]). Its one vmcp dependency is `vmcp-embed`, for
+//! the TEI-compatible embedding server ([`serve_embeddings_in_process`]) that serves a real
+//! model to the optimizer's tests.
 //!
 //! The `vmcp-conformance-fixture` binary serves what the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`, run by `.ci/conformance.sh`) checks a server for,
@@ -21,6 +23,7 @@
 
 mod cli;
 mod conformance;
+mod embedding;
 mod events;
 mod http;
 mod protocol;
@@ -30,6 +33,7 @@ mod stdio;
 
 pub use cli::{Cli, Transport, run};
 pub use conformance::{ConformanceCli, run_conformance, serve_conformance_in_process};
+pub use embedding::{EmbeddingFaults, EmbeddingServer, serve_embeddings_in_process};
 pub use http::serve_http_in_process;
 pub use spawn::{FixtureProcess, fixture_bin};
 pub use sse::serve_sse_in_process;

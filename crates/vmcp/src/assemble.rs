@@ -181,12 +181,13 @@ pub(crate) fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions>
         exclude_all_tools: agg.exclude_all_tools,
         deny_unlisted: agg.default_tool_visibility == ToolVisibility::Deny,
         composites: composites(config)?,
-        optimizer: config
-            .optimizer
-            .as_ref()
-            .map(|o| vmcp_core::OptimizerSettings {
+        optimizer: match &config.optimizer {
+            Some(o) => Some(vmcp_core::OptimizerSettings {
                 max_tools: usize::try_from(o.max_tools_to_return).unwrap_or(8),
+                semantic: crate::embedder::semantic(o)?,
             }),
+            None => None,
+        },
     };
     Ok(GatewayOptions {
         policy,

@@ -4,6 +4,7 @@ mod assemble;
 mod audit;
 mod authz;
 mod cli;
+mod embedder;
 mod logging;
 mod serve;
 

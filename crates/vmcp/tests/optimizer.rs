@@ -102,8 +102,19 @@ async fn find_and_call_on_both_revisions() {
         .call("call_tool", json!({"tool_name": "nope", "parameters": {}}))
         .await;
     assert_eq!(
-        r["result"]["content"][0]["text"], "tool not found: nope",
+        r["result"]["content"][0]["text"], "tool not found: nope (search with find_tool)",
         "{r}"
+    );
+    // A near miss answers with the closest names.
+    let r = c
+        .call("call_tool", json!({"tool_name": "add", "parameters": {}}))
+        .await;
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("tool not found: add; closest matches: ")
+            && text.contains("notes_add")
+            && text.contains("weather_add"),
+        "{text}"
     );
     let r = c.call("call_tool", json!({"parameters": {"x": 1}})).await;
     assert!(
@@ -165,4 +176,9 @@ async fn with_authorization_find_tool_shows_only_callable_tools() {
         )
         .await;
     assert_eq!(ok["result"]["structuredContent"]["sum"], 2.0, "{ok}");
+    // With authorization an unknown name is refused like a denied one: no hint at what exists.
+    let r = c
+        .call("call_tool", json!({"tool_name": "add", "parameters": {}}))
+        .await;
+    assert_eq!(r["error"], direct["error"], "{r}");
 }

@@ -1,6 +1,6 @@
 //! `optimizer`: ToolHive's keys (the block's presence turns it on). `find_tool` / `call_tool`
 //! replace the tool list; the keyword tier ranks with BM25, the semantic tier asks an embedding
-//! service (TEI or OpenAI-compatible).
+//! service (TEI or OpenAI-compatible) or, vmcp's addition, a model on disk.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -19,10 +19,16 @@ pub enum EmbeddingProvider {
     Tei,
     /// An OpenAI-compatible `POST /embeddings`.
     OpenAi,
+    /// vmcp's own: a BERT sentence-embedding model loaded from `embeddingModelPath`, no service.
+    Local,
 }
 
 impl Choice for EmbeddingProvider {
-    const NAMES: &'static [(&'static str, Self)] = &[("tei", Self::Tei), ("openai", Self::OpenAi)];
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("tei", Self::Tei),
+        ("openai", Self::OpenAi),
+        ("local", Self::Local),
+    ];
 }
 
 /// `optimizer`.
@@ -36,6 +42,11 @@ pub struct OptimizerConfig {
     pub embedding_provider: EmbeddingProvider,
     /// `embeddingModel` (required for `openai`).
     pub embedding_model: Option<String>,
+    /// `embeddingModelPath` (vmcp's, with `embeddingProvider: local`): a directory holding
+    /// `config.json`, `model.safetensors` and `tokenizer.json`.
+    pub embedding_model_path: Option<String>,
+    /// `embeddingCacheFile` (vmcp's): where tool vectors are kept across restarts.
+    pub embedding_cache_file: Option<String>,
     /// `embeddingHeaders` (openai only).
     pub embedding_headers: BTreeMap<String, String>,
     /// `maxToolsToReturn` (default 8, 1..=50).
@@ -55,6 +66,8 @@ impl Default for OptimizerConfig {
             embedding_service_timeout: Duration::from_secs(30),
             embedding_provider: EmbeddingProvider::Tei,
             embedding_model: None,
+            embedding_model_path: None,
+            embedding_cache_file: None,
             embedding_headers: BTreeMap::new(),
             max_tools_to_return: 8,
             hybrid_search_semantic_ratio: 0.5,
@@ -89,6 +102,8 @@ pub(crate) fn decode_optimizer(v: &Value, path: &KeyPath, issues: &Issues) -> Op
             .unwrap_or(d.embedding_service_timeout),
         embedding_provider: f.choice("embeddingProvider").unwrap_or_default(),
         embedding_model: f.string("embeddingModel").filter(|s| !s.is_empty()),
+        embedding_model_path: f.string("embeddingModelPath").filter(|s| !s.is_empty()),
+        embedding_cache_file: f.string("embeddingCacheFile").filter(|s| !s.is_empty()),
         embedding_headers: f.string_map("embeddingHeaders"),
         max_tools_to_return: f.uint("maxToolsToReturn").unwrap_or(d.max_tools_to_return),
         hybrid_search_semantic_ratio: float(&mut f, "hybridSearchSemanticRatio", issues)
@@ -99,4 +114,12 @@ pub(crate) fn decode_optimizer(v: &Value, path: &KeyPath, issues: &Issues) -> Op
     };
     f.finish();
     cfg
+}
+
+impl OptimizerConfig {
+    /// Whether the semantic (hybrid) tier is configured.
+    #[must_use]
+    pub fn semantic(&self) -> bool {
+        self.embedding_service.is_some() || self.embedding_provider == EmbeddingProvider::Local
+    }
 }

@@ -36,6 +36,25 @@ pub(crate) fn check(o: &OptimizerConfig, path: &KeyPath, issues: &Issues) {
             "is required when embeddingProvider is openai",
         );
     }
+    let local = o.embedding_provider == EmbeddingProvider::Local;
+    if local && o.embedding_model_path.is_none() {
+        issues.push_new(
+            &path.key("embeddingModelPath"),
+            "is required when embeddingProvider is local (a directory with config.json, model.safetensors and tokenizer.json)",
+        );
+    }
+    if local && o.embedding_service.is_some() {
+        issues.push_new(
+            &path.key("embeddingService"),
+            "must not be set when embeddingProvider is local (the model runs in vmcp)",
+        );
+    }
+    if !local && o.embedding_model_path.is_some() {
+        issues.push_new(
+            &path.key("embeddingModelPath"),
+            "is used only with embeddingProvider: local",
+        );
+    }
     let headers = path.key("embeddingHeaders");
     for (name, value) in &o.embedding_headers {
         let lower = name.to_ascii_lowercase();
