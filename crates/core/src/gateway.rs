@@ -461,7 +461,10 @@ impl Gateway {
         }
         if name == crate::optimizer::FIND_TOOL {
             let callable = self.callable_tools(caller.identity, catalog);
-            return Ok(opt.find(&args, &crate::optimizer::names(&callable)).await);
+            // Everything callable (no policy, or one that permits all): skip the name filter.
+            let visible = (callable.len() < catalog.tools().len())
+                .then(|| crate::optimizer::names(&callable));
+            return Ok(opt.find(&args, visible.as_ref()).await);
         }
         let (inner, arguments) = match crate::optimizer::inner_call(&args) {
             Ok(call) => call,

@@ -28,6 +28,6 @@ pub use composite::{Composites, WorkflowObserver};
 pub use discover::BackendCapabilities;
 pub use error::CoreError;
 pub use gateway::{Caller, Gateway, GatewayOptions};
-pub use optimizer::{OptimizerSettings, SemanticSettings};
+pub use optimizer::{OptimizerSettings, SemanticSettings, ToolSearch};
 pub use policy::{AggregationPolicy, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy};
 pub use uri_template::UriTemplate;

@@ -88,8 +88,8 @@ impl OptimizerIndex {
             .unwrap_or_default()
     }
 
-    /// `find_tool` for a caller who may see the tools named in `visible`.
-    pub(crate) async fn find(&self, args: &Value, visible: &HashSet<&str>) -> Value {
+    /// `find_tool` for a caller who may see the tools named in `visible` (None: all of them).
+    pub(crate) async fn find(&self, args: &Value, visible: Option<&HashSet<&str>>) -> Value {
         let description = match args.get("tool_description") {
             Some(Value::String(d)) if !d.trim().is_empty() => d.as_str(),
             None | Some(Value::Null | Value::String(_)) => {
@@ -119,12 +119,15 @@ impl OptimizerIndex {
                 );
             }
         };
-        let allowed = |i: usize| visible.contains(self.name(i));
+        let allowed = |i: usize| visible.is_none_or(|v| v.contains(self.name(i)));
         let hits = self.rank(description, &keywords, &allowed).await;
-        let baseline: u64 = (0..self.tools.len())
-            .filter(|&i| allowed(i))
-            .map(|i| self.tokens[i])
-            .sum();
+        let baseline: u64 = match visible {
+            None => self.tokens.iter().sum(),
+            Some(_) => (0..self.tools.len())
+                .filter(|&i| allowed(i))
+                .map(|i| self.tokens[i])
+                .sum(),
+        };
         let returned: u64 = hits.iter().map(|&i| self.tokens[i]).sum();
         let savings = if baseline == 0 {
             0.0
@@ -222,6 +225,43 @@ impl OptimizerIndex {
             }
         }
         out
+    }
+}
+
+/// `find_tool`'s ranking over a tool list, outside a gateway: for the search-quality evaluation
+/// and the benchmark, which must measure exactly what `find_tool` answers.
+#[derive(Debug)]
+pub struct ToolSearch(OptimizerIndex);
+
+impl ToolSearch {
+    /// Indexes `tools` (MCP tool definitions, as advertised; `servers` counts them per server)
+    /// with `settings`; with a semantic arm, their vectors start computing now.
+    #[must_use]
+    pub fn new(
+        settings: &OptimizerSettings,
+        tools: &[Value],
+        servers: &BTreeMap<String, usize>,
+    ) -> Self {
+        Self(OptimizerIndex::build(settings, tools, servers))
+    }
+
+    /// The text the semantic arm embeds for `tool` (to pre-compute or look up its vector).
+    #[must_use]
+    pub fn embedded_text(tool: &Value) -> String {
+        let field = |k: &str| tool.get(k).and_then(Value::as_str).unwrap_or_default();
+        semantic::embedded_text(field("name"), field("description"))
+    }
+
+    /// What `tools/list` shows: `call_tool` and `find_tool`.
+    #[must_use]
+    pub fn listed(&self) -> &[Value] {
+        &self.0.meta
+    }
+
+    /// `find_tool`'s result for `arguments` (`tool_description`, `tool_keywords`), every tool
+    /// visible.
+    pub async fn find(&self, arguments: &Value) -> Value {
+        self.0.find(arguments, None).await
     }
 }
 

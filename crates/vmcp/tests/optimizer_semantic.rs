@@ -215,3 +215,53 @@ async fn the_openai_path_sends_the_key_and_the_cache_file_survives_a_restart() {
     );
     let _ = std::fs::remove_file(cache);
 }
+
+/// An independent client (rmcp) finds then calls through the optimizer, on both revisions.
+#[tokio::test(flavor = "multi_thread")]
+async fn rmcp_clients_find_then_call_on_both_revisions() {
+    use rmcp::model::CallToolRequestParams;
+    let Some(dir) = model_dir() else { return };
+    let gw = gateway(
+        &format!(
+            "  embeddingProvider: local\n  embeddingModelPath: {:?}\n",
+            dir.display().to_string()
+        ),
+        &[],
+    );
+    let object = |v: Value| v.as_object().unwrap().clone();
+    for modern in [false, true] {
+        let answerer = Answerer::new("rmcp-optimizer", json!({}));
+        let client = if modern {
+            rmcp_modern(&gw.url, answerer).await
+        } else {
+            rmcp_legacy(&gw.url, answerer).await
+        };
+        let tools = client.list_all_tools().await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, ["call_tool", "find_tool"], "modern={modern}");
+        let found = client
+            .call_tool(
+                CallToolRequestParams::new("find_tool")
+                    .with_arguments(object(json!({"tool_description": BY_MEANING}))),
+            )
+            .await
+            .unwrap();
+        let found = serde_json::to_value(&found).unwrap();
+        let first = found["structuredContent"]["tools"][0]["name"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(first.ends_with("_add"), "modern={modern}: {found}");
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("call_tool").with_arguments(object(
+                    json!({"tool_name": first, "parameters": {"a": 7, "b": 35}}),
+                )),
+            )
+            .await
+            .unwrap();
+        let r = serde_json::to_value(&r).unwrap();
+        assert_eq!(r["structuredContent"]["sum"], 42.0, "modern={modern}: {r}");
+        client.cancel().await.ok();
+    }
+}

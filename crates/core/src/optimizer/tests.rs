@@ -79,7 +79,7 @@ async fn find(idx: &OptimizerIndex, description: &str, keywords: &[&str]) -> Vec
     let r = idx
         .find(
             &json!({"tool_description": description, "tool_keywords": keywords}),
-            &visible,
+            Some(&visible),
         )
         .await;
     r["structuredContent"]["tools"]

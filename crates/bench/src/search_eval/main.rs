@@ -1,0 +1,219 @@
+//! `vmcp-search-eval`: how often `find_tool` finds the right tool, and how fast.
+//!
+//! Scores the optimizer's ranking (the gateway's own code, `vmcp_core::ToolSearch`) on a corpus
+//! of real MCP servers' tools and labelled task queries (crates/bench/eval): recall@1, recall@5
+//! and MRR for the keyword tier, the semantic tier (local model) and ToolHive's hybrid merge,
+//! plus token savings; then search latency and index cost at 10,000 tools. Prints a Markdown
+//! report, writes JSON, and with `--min-*` fails when recall drops below a floor (CI's smoke run).
+
+mod corpus;
+mod latency;
+mod quality;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Parser;
+use serde_json::{Value, json};
+use vmcp_core::{OptimizerSettings, SemanticSettings, ToolSearch};
+use vmcp_embed::{EmbeddingCache, LocalEmbedder};
+
+#[derive(Debug, Parser)]
+#[command(name = "vmcp-search-eval", about)]
+struct Cli {
+    /// The evaluation directory (corpus/ and the query files).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/eval"))]
+    eval_dir: PathBuf,
+    /// Score the small slice (slice.json) instead of every query (queries.json).
+    #[arg(long)]
+    slice: bool,
+    /// The local model directory [default: $VMCP_EMBED_MODEL or the one .ci/venv.sh installs].
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// `maxToolsToReturn`.
+    #[arg(long, default_value_t = 8)]
+    max_tools: usize,
+    /// Tools in the scale measurement (0: skip it).
+    #[arg(long, default_value_t = 10_000)]
+    scale: usize,
+    /// Rounds of the query set per latency measurement.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Where to write the JSON results.
+    #[arg(long, default_value = "bench-results/search-eval.json")]
+    out: PathBuf,
+    /// Fail unless the keyword tier's recall@5 reaches this.
+    #[arg(long)]
+    min_keyword_recall5: Option<f64>,
+    /// Fail unless the hybrid tier's recall@5 reaches this (needs the model).
+    #[arg(long)]
+    min_hybrid_recall5: Option<f64>,
+    /// Print every query missed in the first five.
+    #[arg(long)]
+    misses: bool,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let corpus = corpus::load(&cli.eval_dir)?;
+    let file = cli.eval_dir.join(if cli.slice {
+        "slice.json"
+    } else {
+        "queries.json"
+    });
+    let queries = corpus::queries(&file, &corpus)?;
+    println!(
+        "# find_tool search quality\n\n{} tools from {} servers, {} queries ({}), maxToolsToReturn {}.\n",
+        corpus.tools.len(),
+        corpus.servers.len(),
+        queries.len(),
+        file.file_name()
+            .and_then(|f| f.to_str())
+            .unwrap_or_default(),
+        cli.max_tools
+    );
+    let plain = |semantic| OptimizerSettings {
+        max_tools: cli.max_tools,
+        semantic,
+    };
+    let keyword = ToolSearch::new(&plain(None), &corpus.tools, &corpus.servers);
+    let find_tool = keyword.listed().iter().find(|t| t["name"] == "find_tool");
+    let find_tool_tokens = find_tool.map_or(0, |t| t.to_string().len() / 4);
+    let mut results = vec![quality::score("keyword", &keyword, &queries).await];
+
+    let model_dir = cli.model.clone().or_else(vmcp_embed::repo_model_dir);
+    let mut embedding = Value::Null;
+    let model = match &model_dir {
+        Some(dir) => {
+            let started = Instant::now();
+            let model = LocalEmbedder::load(dir).with_context(|| dir.display().to_string())?;
+            let load_ms = started.elapsed().as_millis();
+            let cache = Arc::new(EmbeddingCache::new(Arc::new(model.clone()), None));
+            let texts: Vec<String> = corpus.tools.iter().map(ToolSearch::embedded_text).collect();
+            let started = Instant::now();
+            cache.vectors(&texts).await?;
+            let secs = started.elapsed().as_secs_f64();
+            embedding = json!({"model_load_ms": load_ms, "tools": texts.len(),
+                               "embed_s_per_1000_tools": secs * 1000.0 / texts.len() as f64});
+            for (mode, ratio) in [("semantic", 1.0), ("hybrid", 0.5)] {
+                let search = ToolSearch::new(
+                    &plain(Some(SemanticSettings {
+                        cache: cache.clone(),
+                        ratio,
+                        threshold: 1.0,
+                        timeout: Duration::from_secs(3600),
+                    })),
+                    &corpus.tools,
+                    &corpus.servers,
+                );
+                results.push(quality::score(mode, &search, &queries).await);
+            }
+            Some((model, cache))
+        }
+        None => {
+            println!("note: no local model (set --model or VMCP_EMBED_MODEL): keyword tier only\n");
+            None
+        }
+    };
+
+    println!("| tier | recall@1 | recall@5 | MRR | mean tokens returned | mean savings |");
+    println!("|---|---|---|---|---|---|");
+    for s in &results {
+        println!(
+            "| {} | {:.3} | {:.3} | {:.3} | {:.0} of {} | {:.1}% |",
+            s.mode,
+            s.recall_1,
+            s.recall_5,
+            s.mrr,
+            s.returned_tokens,
+            s.baseline_tokens,
+            s.savings_percent
+        );
+    }
+    println!(
+        "\n`find_tool`'s definition (description names the {} servers and their tool counts): {} tokens (JSON length / 4, as ToolHive counts), against {} for the full tools/list.",
+        corpus.servers.len(),
+        find_tool_tokens,
+        results[0].baseline_tokens
+    );
+    if !embedding.is_null() {
+        println!(
+            "\nLocal model: loaded in {} ms; embedding costs {:.1} s per 1,000 tools (once per tool text; cached by content hash).",
+            embedding["model_load_ms"],
+            embedding["embed_s_per_1000_tools"].as_f64().unwrap_or(0.0)
+        );
+    }
+    if cli.misses {
+        for s in &results {
+            println!("\n## {} misses ({})\n", s.mode, s.misses.len());
+            for (q, got) in &s.misses {
+                println!("- {q:?} -> {got:?}");
+            }
+        }
+    }
+
+    let mut scale = Value::Null;
+    if cli.scale > 0 {
+        let m = model.as_ref().map(|(m, c)| (m, c.as_ref()));
+        scale = latency::measure(&corpus, &queries, cli.scale, cli.rounds, m).await;
+        println!("\n# find_tool at {} tools\n", scale["tools"]);
+        println!("| tier | p50 | p90 |\n|---|---|---|");
+        for tier in ["keyword", "hybrid", "semantic"] {
+            if let Some(t) = scale.get(tier) {
+                println!(
+                    "| {tier} | {:.3} ms | {:.3} ms |",
+                    t["find_p50_ms"].as_f64().unwrap_or(0.0),
+                    t["find_p90_ms"].as_f64().unwrap_or(0.0)
+                );
+            }
+        }
+        let k = &scale["keyword"];
+        println!(
+            "\nKeyword index: {:.2} ms and {:.0} KiB RSS per 1,000 tools to build{}.",
+            k["build_ms_per_1000_tools"].as_f64().unwrap_or(0.0),
+            k["rss_kib_per_1000_tools"].as_f64().unwrap_or(0.0),
+            scale
+                .get("vectors_kib_per_1000_tools")
+                .and_then(Value::as_f64)
+                .map(|v| format!("; vectors {v:.0} KiB per 1,000 tools"))
+                .unwrap_or_default()
+        );
+    }
+
+    if let Some(dir) = cli.out.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let report = json!({
+        "corpus": {"tools": corpus.tools.len(), "servers": corpus.servers, "queries": queries.len(), "file": file},
+        "max_tools": cli.max_tools,
+        "find_tool_tokens": find_tool_tokens,
+        "results": results.iter().map(quality::Scores::json).collect::<Vec<_>>(),
+        "embedding": embedding,
+        "scale": scale,
+    });
+    std::fs::write(&cli.out, serde_json::to_string_pretty(&report)?)?;
+
+    let recall5 = |mode: &str| results.iter().find(|s| s.mode == mode).map(|s| s.recall_5);
+    let mut failed = Vec::new();
+    if let Some(min) = cli.min_keyword_recall5
+        && recall5("keyword").is_none_or(|r| r < min)
+    {
+        failed.push(format!(
+            "keyword recall@5 {:?} is below {min}",
+            recall5("keyword")
+        ));
+    }
+    if let Some(min) = cli.min_hybrid_recall5
+        && recall5("hybrid").is_none_or(|r| r < min)
+    {
+        failed.push(format!(
+            "hybrid recall@5 {:?} is below {min}",
+            recall5("hybrid")
+        ));
+    }
+    anyhow::ensure!(failed.is_empty(), "{}", failed.join("; "));
+    Ok(())
+}

@@ -1,0 +1,80 @@
+//! Search quality: recall@1, recall@5 and MRR of `find_tool` over the labelled queries, and the
+//! token savings it reports.
+
+use serde_json::{Value, json};
+use vmcp_core::ToolSearch;
+
+use crate::corpus::Query;
+
+/// One ranking mode's scores.
+#[derive(Debug, Clone)]
+pub(crate) struct Scores {
+    pub(crate) mode: &'static str,
+    pub(crate) queries: usize,
+    /// Share of queries with an expected tool first.
+    pub(crate) recall_1: f64,
+    /// Share of queries with an expected tool in the first five.
+    pub(crate) recall_5: f64,
+    /// Mean of 1 / rank of the first expected tool (0 when absent).
+    pub(crate) mrr: f64,
+    /// Mean `token_metrics.savings_percent`.
+    pub(crate) savings_percent: f64,
+    /// `token_metrics.baseline_tokens` (the whole catalog).
+    pub(crate) baseline_tokens: u64,
+    /// Mean `token_metrics.returned_tokens`.
+    pub(crate) returned_tokens: f64,
+    /// Queries whose expected tools were not in the first five.
+    pub(crate) misses: Vec<(String, Vec<String>)>,
+}
+
+pub(crate) async fn score(mode: &'static str, search: &ToolSearch, queries: &[Query]) -> Scores {
+    let (mut r1, mut r5, mut rr, mut savings, mut returned) = (0usize, 0usize, 0.0, 0.0, 0.0);
+    let mut baseline = 0;
+    let mut misses = Vec::new();
+    for q in queries {
+        let r = search.find(&json!({"tool_description": q.text})).await;
+        let out = &r["structuredContent"];
+        let names: Vec<String> = out["tools"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let rank = names.iter().position(|n| q.expected.contains(n));
+        r1 += usize::from(rank == Some(0));
+        r5 += usize::from(rank.is_some_and(|r| r < 5));
+        rr += rank.map_or(0.0, |r| 1.0 / (r + 1) as f64);
+        if rank.is_none_or(|r| r >= 5) {
+            misses.push((q.text.clone(), names.into_iter().take(5).collect()));
+        }
+        let m = &out["token_metrics"];
+        savings += m["savings_percent"].as_f64().unwrap_or(0.0);
+        returned += m["returned_tokens"].as_f64().unwrap_or(0.0);
+        baseline = m["baseline_tokens"].as_u64().unwrap_or(0);
+    }
+    let n = queries.len().max(1) as f64;
+    Scores {
+        mode,
+        queries: queries.len(),
+        recall_1: r1 as f64 / n,
+        recall_5: r5 as f64 / n,
+        mrr: rr / n,
+        savings_percent: savings / n,
+        baseline_tokens: baseline,
+        returned_tokens: returned / n,
+        misses,
+    }
+}
+
+impl Scores {
+    pub(crate) fn json(&self) -> Value {
+        json!({
+            "mode": self.mode, "queries": self.queries, "recall_at_1": self.recall_1,
+            "recall_at_5": self.recall_5, "mrr": self.mrr, "savings_percent": self.savings_percent,
+            "baseline_tokens": self.baseline_tokens, "returned_tokens": self.returned_tokens,
+            "misses": self.misses.iter().map(|(q, got)| json!({"query": q, "top5": got})).collect::<Vec<_>>(),
+        })
+    }
+}
