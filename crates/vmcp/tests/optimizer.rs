@@ -116,6 +116,20 @@ async fn find_and_call_on_both_revisions() {
             && text.contains("weather_add"),
         "{text}"
     );
+    let r = c
+        .call(
+            "call_tool",
+            json!({"tool_name": "notes_add", "parameters": "a=1"}),
+        )
+        .await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("parameters must be an object"),
+        "{r}"
+    );
     let r = c.call("call_tool", json!({"parameters": {"x": 1}})).await;
     assert!(
         r["result"]["content"][0]["text"]
