@@ -81,13 +81,8 @@ impl Embedder for TeiEmbedder {
             let url = format!("{}/embed", self.base);
             let mut out = Vec::with_capacity(texts.len());
             for chunk in texts.chunks(batch) {
-                let req = self
-                    .client
-                    .post(&url)
-                    .timeout(self.timeout)
-                    .header("content-type", "application/json")
-                    .body(json!({"inputs": chunk, "truncate": true}).to_string());
-                let answer = send(req).await?;
+                let body = json!({"inputs": chunk, "truncate": true});
+                let answer = send(post_json(&self.client, &url, self.timeout, &body)).await?;
                 out.extend(vectors(answer.as_array(), chunk.len(), "/embed")?);
             }
             same_dimension(&out)?;
@@ -155,19 +150,15 @@ impl Embedder for OpenAiEmbedder {
             let url = format!("{}/embeddings", self.base);
             let mut out = Vec::with_capacity(texts.len());
             for chunk in texts.chunks(OPENAI_BATCH) {
-                let mut req = self
-                    .client
-                    .post(&url)
-                    .timeout(self.timeout)
-                    .header("content-type", "application/json");
+                let body = json!({"model": self.model, "input": chunk, "encoding_format": "float"});
+                let mut req = post_json(&self.client, &url, self.timeout, &body);
                 if let Some(key) = &self.api_key {
                     req = req.bearer_auth(key);
                 }
                 for (k, v) in &self.headers {
                     req = req.header(k.as_str(), v.as_str());
                 }
-                let body = json!({"model": self.model, "input": chunk, "encoding_format": "float"});
-                let answer = send(req.body(body.to_string())).await?;
+                let answer = send(req).await?;
                 let mut data: Vec<&Value> = answer
                     .get("data")
                     .and_then(Value::as_array)
@@ -184,6 +175,20 @@ impl Embedder for OpenAiEmbedder {
             Ok(out)
         })
     }
+}
+
+/// A POST of `body` as JSON, bounded by `timeout`.
+fn post_json(
+    client: &Client,
+    url: &str,
+    timeout: Duration,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    client
+        .post(url)
+        .timeout(timeout)
+        .header("content-type", "application/json")
+        .body(body.to_string())
 }
 
 /// Sends a request and reads a bounded JSON answer.

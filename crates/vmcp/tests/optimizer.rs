@@ -9,7 +9,7 @@
 mod common;
 
 use common::eras::*;
-use common::{Gateway, stdio_backend};
+use common::{Gateway, found, stdio_backend};
 use serde_json::{Value, json};
 
 fn gateway(extra: &str) -> Gateway {
@@ -19,17 +19,6 @@ fn gateway(extra: &str) -> Gateway {
         stdio_backend("weather", ""),
     );
     Gateway::start(&yaml)
-}
-
-fn found(result: &Value) -> Vec<String> {
-    result["structuredContent"]["tools"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|t| t["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::eras::*;
-use common::{Gateway, stdio_backend, temp_path};
+use common::{Gateway, found, stdio_backend, temp_path};
 use serde_json::{Value, json};
 use vmcp_embed::LocalEmbedder;
 use vmcp_testkit::{EmbeddingFaults, serve_embeddings_in_process};
@@ -40,17 +40,6 @@ fn gateway(optimizer: &str, env: &[(&str, &str)]) -> Gateway {
         stdio_backend("weather", ""),
     );
     Gateway::start_env(&yaml, &[], env)
-}
-
-fn found(result: &Value) -> Vec<String> {
-    result["structuredContent"]["tools"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|t| t["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 async fn find(c: &common::Client, description: &str) -> Value {

@@ -34,6 +34,18 @@ pub fn temp_path(ext: &str) -> PathBuf {
     std::env::temp_dir().join(format!("vmcp-test-{}-{n}.{ext}", std::process::id()))
 }
 
+/// The tool names a `find_tool` result lists (empty when `tools` is null).
+pub fn found(result: &Value) -> Vec<String> {
+    result["structuredContent"]["tools"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The YAML of a stdio backend running the fixture.
 pub fn stdio_backend(name: &str, extra: &str) -> String {
     let bin = vmcp_testkit::fixture_bin();
