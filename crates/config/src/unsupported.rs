@@ -47,10 +47,7 @@ impl Config {
         if self.operational.failure_handling.circuit_breaker.enabled {
             add("operational.failureHandling.circuitBreaker".to_owned());
         }
-        let present = [
-            ("telemetry", self.telemetry.is_some()),
-            ("rateLimiting", self.rate_limiting.is_some()),
-        ];
+        let present = [("telemetry", self.telemetry.is_some())];
         for (key, is_set) in present {
             if is_set {
                 add(key.to_owned());

@@ -10,7 +10,7 @@ use yaml_serde::{Mapping, Value};
 use crate::duration::format_duration;
 use crate::reader::Choice;
 use crate::schema::{
-    AggregationConfig, BackendAuthStrategy, BackendConfig, BackendKind, Config, Isolation,
+    AggregationConfig, BucketConfig, RateLimitConfig, BackendAuthStrategy, BackendConfig, BackendKind, Config, Isolation,
     OperationalConfig, OutgoingAuthConfig, RawSection, ServerConfig, ToolOverride,
 };
 
@@ -111,7 +111,6 @@ pub(crate) fn to_value(c: &Config) -> Value {
     let loose = [
         ("telemetry", &c.telemetry),
         ("codeMode", &c.code_mode),
-        ("rateLimiting", &c.rate_limiting),
     ];
     for (key, section) in loose {
         if let Some(s) = section {
@@ -123,6 +122,9 @@ pub(crate) fn to_value(c: &Config) -> Value {
     }
     if let Some(o) = &c.optimizer {
         out.put("optimizer", raw(&o.raw));
+    }
+    if let Some(r) = &c.rate_limiting {
+        out.put("rateLimiting", rate_limiting(r));
     }
     if let Some(s) = &c.session_storage {
         let mut m = Out::default();
@@ -371,5 +373,42 @@ fn server(s: &ServerConfig) -> Value {
         .put_if(s.status_access.is_some(), "statusAccess", || {
             s.status_access.map_or("", |a| a.as_str()).into()
         });
+    m.done()
+}
+
+/// `rateLimiting`, with `refillPeriod` in the nested `{duration: ...}` form: the one both vmcp
+/// and ToolHive's strict loader read.
+fn rate_limiting(r: &RateLimitConfig) -> Value {
+    let bucket = |b: &BucketConfig| {
+        let mut period = Out::default();
+        period.put("duration", dur(b.refill_period));
+        Out::default()
+            .put("maxTokens", num(b.max_tokens))
+            .put("refillPeriod", period.done())
+            .done()
+    };
+    let mut m = Out::default();
+    if let Some(b) = &r.shared {
+        m.put("shared", bucket(b));
+    }
+    if let Some(b) = &r.per_user {
+        m.put("perUser", bucket(b));
+    }
+    m.put_if(!r.tools.is_empty(), "tools", || {
+        r.tools
+            .iter()
+            .map(|t| {
+                let mut e = Out::default();
+                e.put("name", t.name.as_str());
+                if let Some(b) = &t.shared {
+                    e.put("shared", bucket(b));
+                }
+                if let Some(b) = &t.per_user {
+                    e.put("perUser", bucket(b));
+                }
+                e.done()
+            })
+            .collect()
+    });
     m.done()
 }

@@ -81,7 +81,10 @@ audit: {component: vmcp}
 optimizer: {embeddingService: http://e}
 codeMode: {enabled: true, stepLimit: 10}
 sessionStorage: {provider: redis, address: \"r:6379\", db: 2, keyPrefix: p}
-rateLimiting: {global: {requestsPerMinute: 10}}
+rateLimiting:
+  shared: {maxTokens: 100, refillPeriod: {duration: 1m0s}}
+  perUser: {maxTokens: 10, refillPeriod: 90s}
+  tools: [{name: gh.a, perUser: {maxTokens: 1, refillPeriod: 250ms}}]
 passthroughHeaders: [X-Tenant]
 server:
   host: 0.0.0.0

@@ -202,7 +202,7 @@ fn unsupported_lists_each_feature() {
 optimizer: {{}}
 codeMode: {{enabled: false}}
 sessionStorage: {{provider: memory}}
-rateLimiting: {{}}
+rateLimiting: {{shared: {{maxTokens: 1, refillPeriod: 1s}}}}
 outgoingAuth:
   source: discovered
   default: {{type: aws_sts, awsSts: {{region: eu-west-1}}}}
@@ -217,7 +217,6 @@ incomingAuth: {{type: local}}
             "outgoingAuth.source: discovered",
             "outgoingAuth.default: aws_sts",
             "aggregation.tools[0].toolConfigRef",
-            "rateLimiting",
         ]
     );
 }

@@ -13,6 +13,7 @@ mod backend;
 mod composite;
 mod operational;
 mod optimizer;
+mod rate_limit;
 mod server;
 
 use std::collections::BTreeMap;
@@ -40,6 +41,7 @@ pub use operational::{
     TimeoutConfig,
 };
 pub use optimizer::{EmbeddingProvider, OptimizerConfig};
+pub use rate_limit::{BucketConfig, RateLimitConfig, ToolRateLimit};
 pub use server::{ServerConfig, StatusAccess};
 
 use crate::error::{Issues, KeyPath};
@@ -81,8 +83,8 @@ pub struct Config {
     pub code_mode: Option<RawSection>,
     /// `sessionStorage` (only `provider: memory` is supported).
     pub session_storage: Option<SessionStorageConfig>,
-    /// `rateLimiting`, kept as written (not supported yet).
-    pub rate_limiting: Option<RawSection>,
+    /// `rateLimiting`: token buckets, in memory (no Redis needed, unlike ToolHive).
+    pub rate_limiting: Option<RateLimitConfig>,
     /// `passthroughHeaders`: client request headers forwarded to every backend.
     pub passthrough_headers: Vec<String>,
     /// `server`: our additive section.
@@ -275,7 +277,9 @@ pub(crate) fn decode(root: &Value, issues: &Issues) -> Config {
             .map(|(v, p)| optimizer::decode_optimizer(v, &p, issues)),
         code_mode: f.raw("codeMode"),
         session_storage,
-        rate_limiting: f.raw("rateLimiting"),
+        rate_limiting: f
+            .value("rateLimiting")
+            .map(|(v, p)| rate_limit::decode_rate_limiting(v, &p, issues)),
         passthrough_headers: f.strings("passthroughHeaders"),
         server,
     };

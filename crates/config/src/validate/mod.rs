@@ -12,6 +12,7 @@ mod backends;
 mod composite;
 mod operational;
 mod optimizer;
+mod rate_limit;
 mod server;
 
 use std::collections::BTreeSet;
@@ -41,6 +42,9 @@ pub(crate) fn validate(config: &Config, issues: &Issues) {
     }
     if let Some(o) = &config.optimizer {
         optimizer::check(o, &root.key("optimizer"), issues);
+    }
+    if let Some(r) = &config.rate_limiting {
+        rate_limit::check(r, &root.key("rateLimiting"), issues);
     }
     check_passthrough_headers(config, issues);
     composite::check(config, issues);
