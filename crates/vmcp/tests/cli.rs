@@ -50,13 +50,13 @@ fn validate_accepts_the_starter_and_quickstart_configs() {
 #[test]
 fn validate_flags_unsupported_keys_and_serve_refuses_them() {
     let path = temp_path("yaml");
-    std::fs::write(&path, "name: x\nbackends:\n  - name: a\n    url: http://127.0.0.1:1/mcp\nrateLimiting: {global: {requestsPerMinute: 10}}\n").unwrap();
+    std::fs::write(&path, "name: x\nbackends:\n  - name: a\n    url: http://127.0.0.1:1/mcp\ncodeMode: {enabled: true}\n").unwrap();
     let (status, out, _) = run_cli(&["validate", "--config", path.to_str().unwrap()]);
     assert!(!status.success());
-    assert!(out.contains("not supported yet: rateLimiting"), "{out}");
+    assert!(out.contains("not supported yet: codeMode"), "{out}");
     let (status, _, err) = run_cli(&["serve", "--config", path.to_str().unwrap(), "--port", "0"]);
     assert!(!status.success());
-    assert!(err.contains("not supported yet: rateLimiting"), "{err}");
+    assert!(err.contains("not supported yet: codeMode"), "{err}");
     let _ = std::fs::remove_file(path);
 }
 
