@@ -5,7 +5,7 @@ use crate::schema::{Config, OutgoingAuthSource, SessionProvider};
 
 impl Config {
     /// Paths of configured features that are parsed but not implemented yet, e.g.
-    /// `compositeToolRefs`, `telemetry`,
+    /// `compositeToolRefs`, `codeMode`,
     /// `outgoingAuth.backends.github: header_injection`. Empty when everything
     /// configured is supported. `serve` refuses to start when this is not empty.
     pub fn unsupported(&self) -> Vec<String> {
@@ -43,15 +43,6 @@ impl Config {
         }
         if !self.composite_tool_refs.is_empty() {
             add("compositeToolRefs".to_owned());
-        }
-        if self.operational.failure_handling.circuit_breaker.enabled {
-            add("operational.failureHandling.circuitBreaker".to_owned());
-        }
-        let present = [("telemetry", self.telemetry.is_some())];
-        for (key, is_set) in present {
-            if is_set {
-                add(key.to_owned());
-            }
         }
         let code_mode_on = self
             .code_mode

@@ -10,8 +10,9 @@ use yaml_serde::{Mapping, Value};
 use crate::duration::format_duration;
 use crate::reader::Choice;
 use crate::schema::{
-    AggregationConfig, BucketConfig, RateLimitConfig, BackendAuthStrategy, BackendConfig, BackendKind, Config, Isolation,
-    OperationalConfig, OutgoingAuthConfig, RawSection, ServerConfig, ToolOverride,
+    AggregationConfig, BackendAuthStrategy, BackendConfig, BackendKind, BucketConfig, Config,
+    Isolation, OperationalConfig, OutgoingAuthConfig, RateLimitConfig, RawSection, ServerConfig,
+    ToolOverride,
 };
 
 /// A mapping under construction.
@@ -108,10 +109,10 @@ pub(crate) fn to_value(c: &Config) -> Value {
     out.put_if(!c.metadata.is_empty(), "metadata", || {
         string_map(&c.metadata)
     });
-    let loose = [
-        ("telemetry", &c.telemetry),
-        ("codeMode", &c.code_mode),
-    ];
+    if let Some(t) = &c.telemetry {
+        out.put("telemetry", raw(&t.raw));
+    }
+    let loose = [("codeMode", &c.code_mode)];
     for (key, section) in loose {
         if let Some(s) = section {
             out.put(key, raw(s));

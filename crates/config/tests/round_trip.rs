@@ -76,7 +76,7 @@ operational:
     partialFailureMode: best_effort
     circuitBreaker: {enabled: true, failureThreshold: 2, timeout: 2s}
 metadata: {owner: me}
-telemetry: {endpoint: \"localhost:4317\", samplingRate: \"0.1\", headers: {x: y}}
+telemetry: {endpoint: \"localhost:4317\", tracingEnabled: true, samplingRate: \"0.1\", headers: {x: y}}
 audit: {component: vmcp}
 optimizer: {embeddingService: http://e}
 codeMode: {enabled: true, stepLimit: 10}

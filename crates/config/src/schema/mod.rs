@@ -15,6 +15,7 @@ mod operational;
 mod optimizer;
 mod rate_limit;
 mod server;
+mod telemetry;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -43,6 +44,7 @@ pub use operational::{
 pub use optimizer::{EmbeddingProvider, OptimizerConfig};
 pub use rate_limit::{BucketConfig, RateLimitConfig, ToolRateLimit};
 pub use server::{ServerConfig, StatusAccess};
+pub use telemetry::{DEFAULT_SAMPLING_RATE, TelemetryConfig};
 
 use crate::error::{Issues, KeyPath};
 use crate::reader::{Choice, Fields, seq};
@@ -73,8 +75,8 @@ pub struct Config {
     pub operational: OperationalConfig,
     /// `metadata`: free-form labels.
     pub metadata: BTreeMap<String, String>,
-    /// `telemetry`, kept as written (not supported yet).
-    pub telemetry: Option<RawSection>,
+    /// `telemetry`: metrics and traces (the block's presence turns them on).
+    pub telemetry: Option<TelemetryConfig>,
     /// `audit`.
     pub audit: Option<AuditConfig>,
     /// `optimizer` (parsed and validated; serving it is not implemented yet).
@@ -268,7 +270,9 @@ pub(crate) fn decode(root: &Value, issues: &Issues) -> Config {
         composite_tool_refs,
         operational,
         metadata: f.string_map("metadata"),
-        telemetry: f.raw("telemetry"),
+        telemetry: f
+            .value("telemetry")
+            .map(|(v, p)| telemetry::decode_telemetry(v, &p, issues)),
         audit: f
             .value("audit")
             .map(|(v, p)| audit::decode_audit(v, &p, issues)),

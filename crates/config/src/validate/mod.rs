@@ -14,6 +14,7 @@ mod operational;
 mod optimizer;
 mod rate_limit;
 mod server;
+mod telemetry;
 
 use std::collections::BTreeSet;
 
@@ -39,6 +40,9 @@ pub(crate) fn validate(config: &Config, issues: &Issues) {
     server::check(&config.server, &root.key("server"), issues);
     if let Some(a) = &config.audit {
         audit::check(a, &root.key("audit"), issues);
+    }
+    if let Some(t) = &config.telemetry {
+        telemetry::check(t, &root.key("telemetry"), issues);
     }
     if let Some(o) = &config.optimizer {
         optimizer::check(o, &root.key("optimizer"), issues);
