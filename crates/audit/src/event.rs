@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value, json};
 use vmcp_auth::Identity;
 
-use crate::{AuditSettings, Scrubber, time};
+use crate::{AuditSettings, Scrubber};
 
 /// The kinds of event, named as ToolHive names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -295,7 +295,7 @@ fn push_str(buf: &mut Vec<u8>, s: &str) {
 /// The line for `e` (newline included).
 pub(crate) fn line(e: &HttpEvent, s: &AuditSettings, scrub: &Scrubber) -> Vec<u8> {
     let redact = scrub.for_caller(e.identity.as_ref().and_then(|i| i.token.as_ref()));
-    let stamp = time::rfc3339_nanos(SystemTime::now());
+    let stamp = vmcp_proto::time::rfc3339_nanos(SystemTime::now());
     let mut buf = Vec::with_capacity(640);
     let mut out = Obj::open(&mut buf);
     // ToolHive's key order: time, level, msg, then the event.

@@ -10,7 +10,6 @@
 mod event;
 mod scrub;
 mod sink;
-mod time;
 mod workflow;
 
 use std::path::PathBuf;

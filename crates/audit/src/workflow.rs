@@ -8,7 +8,7 @@ use serde_json::Value;
 use vmcp_auth::Identity;
 
 use crate::event::{EventType, Obj, Outcome, delegation, subjects, uuid_v4};
-use crate::{AuditSettings, Scrubber, time};
+use crate::{AuditSettings, Scrubber};
 
 /// One workflow or step event.
 #[derive(Debug, Clone, Copy)]
@@ -66,7 +66,7 @@ fn millis(d: Duration) -> String {
 /// The line for `e` (newline included).
 pub(crate) fn line(e: &WorkflowEvent<'_>, s: &AuditSettings, scrub: &Scrubber) -> Vec<u8> {
     let redact = scrub.for_caller(e.identity.and_then(|i| i.token.as_ref()));
-    let stamp = time::rfc3339_nanos(SystemTime::now());
+    let stamp = vmcp_proto::time::rfc3339_nanos(SystemTime::now());
     let mut buf = Vec::with_capacity(512);
     let mut out = Obj::open(&mut buf);
     out.str("time", &stamp);

@@ -18,7 +18,7 @@ use crate::{
     connection::Connection,
     error::BackendError,
     handshake::ServerInfo,
-    health::{Health, HealthTracker},
+    health::{Health, HealthPolicy, HealthReport, HealthTracker, Outcome, Transition},
     inbound::{Inbound, Notice, Routes},
     per_session::{DISCOVERY_KEY, PerSessionPool},
     sink::CallSink,
@@ -95,8 +95,8 @@ pub struct BackendSpec {
     pub max_per_session: usize,
     /// Idle time after which a per-session connection is reaped.
     pub per_session_idle: Duration,
-    /// Consecutive failures that mark the backend unhealthy.
-    pub unhealthy_threshold: u32,
+    /// When the backend counts as unhealthy, and its circuit breaker.
+    pub health: HealthPolicy,
     /// The credential the backend gets (`outgoingAuth`).
     pub auth: OutgoingAuth,
 }
@@ -139,8 +139,9 @@ pub struct BackendStatus {
     pub name: String,
     /// Its transport.
     pub transport: &'static str,
-    /// Its health.
-    pub health: Health,
+    /// Its health: state, consecutive failures, last error, last check and transition, circuit.
+    #[serde(flatten)]
+    pub health: HealthReport,
     /// The MCP revision negotiated with it, once known (for discovery, when it serves several).
     pub mcp_revision: Option<String>,
     /// Every revision it is known to serve, newest first: a client is served in its own revision
@@ -193,7 +194,7 @@ impl Backend {
         }
         let per_caller = spec.auth.per_caller() && spec.isolation == Isolation::Shared;
         let mut backend = Backend {
-            health: HealthTracker::new(spec.unhealthy_threshold),
+            health: HealthTracker::new(spec.health),
             pool: None,
             callers: per_caller.then(|| PerSessionPool::new(MAX_CALLERS, spec.per_session_idle)),
             shared: None,
@@ -333,6 +334,7 @@ impl Backend {
         sink: Option<&CallSink>,
     ) -> Result<Value, BackendError> {
         let era = origin.era;
+        self.health.admit()?;
         let conn = self.connection(origin).await?;
         crate::client::with_passthrough(
             origin.headers,
@@ -370,8 +372,8 @@ impl Backend {
         }
         match &outcome {
             Err(BackendError::Cancelled) => {}
-            Err(e) if e.is_operational() => self.health.failure(),
-            _ => self.health.success(),
+            Err(e) if e.is_operational() => self.observe(Outcome::Failure(e)),
+            _ => self.observe(Outcome::Success(None)),
         }
         outcome
     }
@@ -519,16 +521,97 @@ impl Backend {
     /// # Errors
     /// Why the backend could not be reached within its timeout.
     pub async fn ready(&self, origin: Origin<'_>) -> Result<Arc<ServerInfo>, BackendError> {
+        self.health.admit()?;
         let conn = self.connection(origin).await?;
         let outcome = match tokio::time::timeout(self.spec.timeout, conn.ready()).await {
             Ok(r) => r,
             Err(_) => Err(BackendError::Timeout(self.spec.timeout)),
         };
         match &outcome {
-            Ok(_) => self.health.success(),
-            Err(_) => self.health.failure(),
+            Ok(_) => self.observe(Outcome::Success(None)),
+            Err(e) => self.observe(Outcome::Failure(e)),
         }
         outcome
+    }
+
+    /// One active health check, bounded by `timeout`: the lightest request that proves the
+    /// backend still serves MCP on the connection the gateway already has — `ping` (Legacy) or
+    /// `server/discover` (2026-07-28, which has no ping) — never a second `initialize` on a live
+    /// connection or process. A backend never contacted gets its handshake, which is its first
+    /// contact anyway. Any JSON-RPC answer, even an error, proves it is serving. Backends whose
+    /// credential is the caller's are not checked (the gateway has no caller to check as); their
+    /// calls still count. Returns the transition the check caused, if any.
+    pub async fn check(&self, timeout: Duration) -> Option<Transition> {
+        if self.per_caller() {
+            return None;
+        }
+        if let Err(e) = self.health.admit() {
+            tracing::debug!(backend = %self.spec.id, error = %e, "health check skipped");
+            return None;
+        }
+        let started = tokio::time::Instant::now();
+        let outcome = match tokio::time::timeout(timeout, self.probe()).await {
+            Ok(Ok(())) | Ok(Err(BackendError::Rpc(_))) => Outcome::Success(Some(started.elapsed())),
+            Ok(Err(e)) => return self.observe_check(Outcome::Failure(&e)),
+            Err(_) => {
+                let e = BackendError::Timeout(timeout);
+                return self.observe_check(Outcome::Failure(&e));
+            }
+        };
+        self.observe_check(outcome)
+    }
+
+    async fn probe(&self) -> Result<(), BackendError> {
+        let conn = self.connection(Origin::default()).await?;
+        let Some(info) = conn.server_info() else {
+            return conn.ready().await.map(|_| ());
+        };
+        let method = if info.protocol_version == vmcp_proto::revision::MODERN {
+            "server/discover"
+        } else {
+            "ping"
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        conn.request(id, method, None, None).await.map(|_| ())
+    }
+
+    fn observe_check(&self, outcome: Outcome<'_>) -> Option<Transition> {
+        let transition = self.health.record(outcome);
+        if let Some(t) = transition {
+            self.announce(t);
+        }
+        transition
+    }
+
+    /// Records a request's outcome and announces a change of state.
+    fn observe(&self, outcome: Outcome<'_>) {
+        if let Some(t) = self.health.record(outcome) {
+            self.announce(t);
+        }
+    }
+
+    fn announce(&self, t: Transition) {
+        let report = self.health.report();
+        if t.to.is_advertised() {
+            tracing::info!(backend = %self.spec.id, from = t.from.as_str(), to = t.to.as_str(), "backend health changed");
+        } else {
+            tracing::warn!(backend = %self.spec.id, from = t.from.as_str(), to = t.to.as_str(), failures = report.consecutive_failures, last_error = report.last_error.as_deref().unwrap_or(""), "backend health changed");
+        }
+        if t.advertising_changed {
+            self.routes
+                .announce(Notice::Advertised(self.health.advertised()));
+        }
+    }
+
+    /// Whether the backend's capabilities belong in the catalog now (not unhealthy,
+    /// unauthenticated, or behind an open circuit).
+    pub fn is_advertised(&self) -> bool {
+        self.health.advertised()
+    }
+
+    /// The health state machine's snapshot.
+    pub fn health_report(&self) -> HealthReport {
+        self.health.report()
     }
 
     /// What the backend said about itself at initialize, once known.
@@ -599,7 +682,7 @@ impl Backend {
         BackendStatus {
             name: self.spec.id.clone(),
             transport: self.spec.transport.name(),
-            health: self.health.get(),
+            health: self.health.report(),
             mcp_revision: self.server_info().map(|i| i.protocol_version.clone()),
             mcp_revisions: self.revisions(),
             connections,

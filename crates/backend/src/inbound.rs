@@ -25,6 +25,8 @@ pub enum Notice {
     ListChanged(&'static str),
     /// `notifications/resources/updated` with its params.
     ResourceUpdated(Value),
+    /// The backend's health changed whether it is advertised: withdrawn (`false`) or back.
+    Advertised(bool),
 }
 
 /// Routing state shared by all connections of one backend.
@@ -46,6 +48,11 @@ impl Routes {
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Notice> {
         self.notices.subscribe()
+    }
+
+    /// Tells the listeners something about the backend as a whole.
+    pub(crate) fn announce(&self, notice: Notice) {
+        let _ = self.notices.send(notice);
     }
 
     /// Registers a gateway-issued progress token; the route lives as long as the guard.

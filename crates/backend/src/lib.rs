@@ -31,7 +31,7 @@ pub use client::{Headers, HttpClient, set_serving_thread};
 pub use connection::Connection;
 pub use error::BackendError;
 pub use handshake::ServerInfo;
-pub use health::Health;
+pub use health::{Circuit, Health, HealthPolicy, HealthReport, Transition};
 pub use inbound::Notice;
 pub use sink::{CallEvent, CallSink, ClientView};
 

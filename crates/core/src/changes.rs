@@ -4,6 +4,10 @@
 //!
 //! Storms coalesce: notifications mark (backend, kind) dirty, and one worker drains the dirty set,
 //! so at most one re-derivation is in flight however fast a backend announces changes.
+//!
+//! A backend withdrawn or brought back by its health (kind [`AVAILABILITY`]) is handled the same
+//! way, debounced: the first change is acted on at once, further ones within the debounce window
+//! are coalesced into one re-derivation at its end, so a flapping backend cannot storm sessions.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -12,7 +16,7 @@ use serde_json::Value;
 use tokio::sync::{Notify, broadcast};
 use vmcp_backend::Notice;
 
-use crate::{catalog::Catalog, discover, gateway::Gateway};
+use crate::{discover, gateway::Gateway};
 
 /// What the gateway tells its edges about.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +26,9 @@ pub enum GatewayNotice {
     /// A backend said a resource changed (`notifications/resources/updated` params).
     ResourceUpdated(Value),
 }
+
+/// The dirty "kind" of a backend whose health withdrew it or brought it back.
+const AVAILABILITY: &str = "availability";
 
 #[derive(Default)]
 struct Dirty {
@@ -58,10 +65,18 @@ impl Gateway {
                         Ok(Notice::ResourceUpdated(params)) => {
                             let _ = notices.send(GatewayNotice::ResourceUpdated(params));
                         }
+                        Ok(Notice::Advertised(_)) => {
+                            dirty
+                                .set
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .insert((id.clone(), AVAILABILITY));
+                            dirty.wake.notify_one();
+                        }
                         // Missed notices under a flood: re-derive everything of this backend.
                         Err(broadcast::error::RecvError::Lagged(_)) => {
                             let mut set = dirty.set.lock().unwrap_or_else(|p| p.into_inner());
-                            for kind in ["tools", "resources", "prompts"] {
+                            for kind in ["tools", "resources", "prompts", AVAILABILITY] {
                                 set.insert((id.clone(), kind));
                             }
                             drop(set);
@@ -73,11 +88,30 @@ impl Gateway {
             }));
         }
         let gw = Arc::downgrade(self);
+        let _ = self.this.set(gw.clone());
+        let debounce = self.opts.health_debounce;
         handles.push(tokio::spawn(async move {
+            let mut last_availability: Option<tokio::time::Instant> = None;
             loop {
                 dirty.wake.notified().await;
+                let has_availability = |d: &Dirty| {
+                    d.set
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .iter()
+                        .any(|(_, k)| *k == AVAILABILITY)
+                };
+                // Leading edge at once; a change within the window waits for its end.
+                if let Some(at) = last_availability
+                    && has_availability(&dirty)
+                {
+                    tokio::time::sleep_until(at + debounce).await;
+                }
                 let batch =
                     std::mem::take(&mut *dirty.set.lock().unwrap_or_else(|p| p.into_inner()));
+                if batch.iter().any(|(_, k)| *k == AVAILABILITY) {
+                    last_availability = Some(tokio::time::Instant::now());
+                }
                 let Some(gw) = gw.upgrade() else { break };
                 if !batch.is_empty() {
                     gw.rederive(batch).await;
@@ -95,16 +129,21 @@ impl Gateway {
         let _one_at_a_time = self.refresh.lock().await;
         // A backend whose credential depends on the caller lives in the callers' views: drop
         // them all (they are rebuilt on next use) and let sessions compare.
-        let per_caller: Vec<&'static str> = batch
+        let mut per_caller: Vec<&'static str> = batch
             .iter()
             .filter(|(id, _)| self.backend(id).is_ok_and(|b| b.per_caller()))
-            .map(|(_, kind)| *kind)
+            .flat_map(|(_, kind)| match *kind {
+                AVAILABILITY => vec!["tools", "resources", "prompts"],
+                kind => vec![kind],
+            })
             .collect();
+        per_caller.sort_unstable();
+        per_caller.dedup();
         if !per_caller.is_empty() {
             self.views.lock().unwrap_or_else(|p| p.into_inner()).clear();
             let _ = self.notices.send(GatewayNotice::ListChanged(per_caller));
         }
-        let Some((mut caps, failed)) = self
+        let Some((mut caps, mut failed)) = self
             .answers
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -114,17 +153,34 @@ impl Gateway {
             return;
         };
         for (id, kind) in &batch {
-            let Some(entry) = caps.iter_mut().find(|c| &c.backend == id) else {
+            let Ok(backend) = self.backend(id) else {
                 continue;
             };
-            let Ok(backend) = self.backend(id) else {
+            if *kind == AVAILABILITY {
+                // Back: its lists may have changed while it was away (or were never had).
+                if backend.is_advertised() && !backend.per_caller() {
+                    match discover::query(backend, None).await {
+                        Ok(fresh) => {
+                            caps.retain(|c| &c.backend != id);
+                            caps.push(fresh);
+                            caps.sort_by(|a, b| a.backend.cmp(&b.backend));
+                            failed.retain(|(b, _)| b != id);
+                        }
+                        Err(e) => {
+                            tracing::warn!(backend = %id, error = %e, "re-discovery of a recovered backend failed");
+                        }
+                    }
+                }
+                continue;
+            }
+            let Some(entry) = caps.iter_mut().find(|c| &c.backend == id) else {
                 continue;
             };
             if let Err(e) = discover::requery(backend, entry, kind).await {
                 tracing::warn!(backend = %id, kind, error = %e, "re-listing after list_changed failed; keeping the previous list");
             }
         }
-        let catalog = match Catalog::build(&self.opts.policy, caps.clone(), failed.clone()) {
+        let catalog = match self.build(caps.clone(), failed.clone()) {
             Ok(c) => Arc::new(c),
             Err(e) => {
                 tracing::error!(error = %e, "list change left the catalog inconsistent; keeping the previous one");
@@ -143,7 +199,7 @@ impl Gateway {
         *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = Some((caps, failed));
         self.store(catalog);
         self.views.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        tracing::info!(?changed, backends = ?batch.iter().map(|(b, k)| format!("{b}:{k}")).collect::<Vec<_>>(), "capabilities re-derived after list_changed");
+        tracing::info!(?changed, backends = ?batch.iter().map(|(b, k)| format!("{b}:{k}")).collect::<Vec<_>>(), "capabilities re-derived");
         if !changed.is_empty() {
             let _ = self.notices.send(GatewayNotice::ListChanged(changed));
         }

@@ -75,7 +75,11 @@ impl Gateway {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .unwrap_or_default();
-        let own: Vec<_> = self.backends.iter().filter(|b| b.per_caller()).collect();
+        let own: Vec<_> = self
+            .backends
+            .iter()
+            .filter(|b| b.per_caller() && b.is_advertised())
+            .collect();
         let budget = self.opts.discovery_timeout;
         let answers = tokio::time::timeout(
             budget,
@@ -101,9 +105,7 @@ impl Gateway {
             return Err(CoreError::DiscoveryFailed(why));
         }
         caps.sort_by(|a, b| a.backend.cmp(&b.backend));
-        let catalog = Arc::new(
-            Catalog::build(&self.opts.policy, caps, failed).map_err(CoreError::DiscoveryFailed)?,
-        );
+        let catalog = Arc::new(self.build(caps, failed)?);
         let mut views = self.views.lock().unwrap_or_else(|p| p.into_inner());
         if views.0.len() >= VIEW_CAP
             && let Some(oldest) = views

@@ -13,5 +13,6 @@ pub mod meta;
 pub mod param_headers;
 pub mod revision;
 pub mod sse;
+pub mod time;
 
 pub use jsonrpc::{ErrorObject, Message, ParseError};

@@ -25,6 +25,7 @@ mod cli;
 mod conformance;
 mod embedding;
 mod events;
+mod fault_proxy;
 mod http;
 mod protocol;
 mod spawn;
@@ -34,7 +35,9 @@ mod stdio;
 pub use cli::{Cli, Transport, run};
 pub use conformance::{ConformanceCli, run_conformance, serve_conformance_in_process};
 pub use embedding::{EmbeddingFaults, EmbeddingServer, serve_embeddings_in_process};
+pub use fault_proxy::{FaultMode, FaultProxy};
 pub use http::serve_http_in_process;
+pub use protocol::METHOD_LOG_ENV;
 pub use spawn::{FixtureProcess, fixture_bin};
 pub use sse::serve_sse_in_process;
 

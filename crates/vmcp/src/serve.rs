@@ -69,6 +69,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     let gateway = Arc::new(Gateway::new(backends, options));
     gateway.watch();
+    let fh = &config.operational.failure_handling;
+    gateway.check_health(vmcp_core::HealthChecks {
+        interval: fh.health_check_interval,
+        timeout: fh.health_check_timeout,
+    });
     let options = ServerOptions {
         name: config.name.clone(),
         max_body_bytes: config.server.max_body_bytes,

@@ -69,7 +69,13 @@ pub(crate) struct Fixture {
     tools: Tools,
     resources: Option<Resources>,
     prompts: Option<Prompts>,
+    /// Where to append the method of every request received (env [`METHOD_LOG_ENV`]), so tests
+    /// can count what a gateway sent without changing the catalogue.
+    method_log: Option<std::path::PathBuf>,
 }
+
+/// The environment variable naming the file each received request's method is appended to.
+pub const METHOD_LOG_ENV: &str = "VMCP_FIXTURE_METHOD_LOG";
 
 impl Fixture {
     /// A fixture as `opts` describes; `sessions` says whether the transport has sessions
@@ -81,6 +87,7 @@ impl Fixture {
             tools: Tools::new(name, sessions, opts.tools),
             resources: opts.resources.then(|| Resources::new(name)),
             prompts: opts.prompts.then(|| Prompts::new(name)),
+            method_log: std::env::var_os(METHOD_LOG_ENV).map(Into::into),
         }
     }
 
@@ -105,6 +112,17 @@ impl Fixture {
             Incoming::Invalid(reply) => return Outcome::Reply(reply),
             Incoming::Request { id, method, params } => (id, method, params),
         };
+        if let Some(path) = &self.method_log {
+            use std::io::Write;
+            let appended = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .and_then(|mut f| writeln!(f, "{method}"));
+            if let Err(e) = appended {
+                eprintln!("vmcp-fixture: cannot append to {}: {e}", path.display());
+            }
+        }
         match self.call(method, params).await {
             Ok(Effect::Result(result)) => Outcome::Reply(success(id, result)),
             Ok(Effect::ForgetSessions(result)) => {

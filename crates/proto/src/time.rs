@@ -3,7 +3,7 @@
 use std::time::SystemTime;
 
 /// `t` as `2026-12-01T11:16:10.123456789Z`.
-pub(crate) fn rfc3339_nanos(t: SystemTime) -> String {
+pub fn rfc3339_nanos(t: SystemTime) -> String {
     let d = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     let secs = d.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
@@ -14,6 +14,22 @@ pub(crate) fn rfc3339_nanos(t: SystemTime) -> String {
         rem % 3600 / 60,
         rem % 60,
         d.subsec_nanos()
+    )
+}
+
+/// `t` as `2026-12-01T11:16:10Z` (whole seconds).
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, day) = civil(i64::try_from(days).unwrap_or(0));
+    format!(
+        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
     )
 }
 
@@ -54,5 +70,6 @@ mod tests {
             rfc3339_nanos(at(1_796_123_770, 123_456_789)),
             "2026-12-01T11:16:10.123456789Z"
         );
+        assert_eq!(rfc3339(at(1_796_123_770, 5)), "2026-12-01T11:16:10Z");
     }
 }
