@@ -36,4 +36,10 @@ pub enum CoreError {
     /// Discovery failed (per partialFailureMode, or manual conflicts left unresolved).
     #[error("capability discovery failed: {0}")]
     DiscoveryFailed(String),
+    /// A rate-limit bucket the request draws from is empty (ToolHive's message).
+    #[error("Rate limit exceeded")]
+    RateLimited {
+        /// How long to wait before trying again (whole seconds, at least 1).
+        retry_after: Duration,
+    },
 }

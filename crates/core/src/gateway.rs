@@ -64,6 +64,8 @@ pub struct GatewayOptions {
     pub authorizer: Arc<dyn Authorizer>,
     /// Sees composite-tool runs (the audit trail), if anything does.
     pub workflow_observer: Option<Arc<dyn crate::composite::WorkflowObserver>>,
+    /// The rate limits tool calls (and, through the edges, lists) draw from, if any.
+    pub rate_limiter: Option<Arc<crate::rate_limit::RateLimiter>>,
 }
 
 impl Default for GatewayOptions {
@@ -75,6 +77,7 @@ impl Default for GatewayOptions {
             cache_ttl: Duration::from_secs(30),
             authorizer: Arc::new(AllowAll),
             workflow_observer: None,
+            rate_limiter: None,
         }
     }
 }
@@ -434,6 +437,7 @@ impl Gateway {
         ) {
             return Err(CoreError::Denied("call"));
         }
+        self.rate_limit_call(caller.identity, name).await?;
         params["name"] = Value::String(route.original.clone());
         self.forward(&route.backend, caller, "tools/call", params)
             .await
@@ -460,6 +464,9 @@ impl Gateway {
             return Err(CoreError::Denied("call"));
         }
         if name == crate::optimizer::FIND_TOOL {
+            // A search can ask an embedding service: metered as a call. `call_tool` is not: the
+            // tool it runs is, by its own name (below).
+            self.rate_limit_call(caller.identity, name).await?;
             let callable = self.callable_tools(caller.identity, catalog);
             // Everything callable (no policy, or one that permits all): skip the name filter.
             let visible = (callable.len() < catalog.tools().len())
@@ -522,6 +529,7 @@ impl Gateway {
         let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
         let args = arguments.as_object().cloned().unwrap_or_default();
         if !crate::composite::asks_in_rounds(wf, caller) {
+            self.rate_limit_call(caller.identity, name).await?;
             return Ok(wf.call(&runner, args).await);
         }
         // A 2026-07-28 client is asked between requests: the answers and the sealed state of
@@ -556,6 +564,10 @@ impl Gateway {
                 })
             }
         };
+        // Only the first round is metered: the later ones carry the answers of the same call.
+        if resume.is_none() {
+            self.rate_limit_call(caller.identity, name).await?;
+        }
         match wf.call_in_rounds(&runner, args, resume.as_ref()).await {
             vmcp_workflow::Round::Done(result) => Ok(result),
             vmcp_workflow::Round::NeedsInput {

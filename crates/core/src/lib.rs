@@ -16,6 +16,7 @@ mod gateway;
 mod optimizer;
 mod policy;
 mod prompts;
+mod rate_limit;
 mod request_state;
 mod subscriptions;
 mod uri_template;
@@ -30,4 +31,8 @@ pub use error::CoreError;
 pub use gateway::{Caller, Gateway, GatewayOptions};
 pub use optimizer::{OptimizerSettings, SemanticSettings, ToolSearch};
 pub use policy::{AggregationPolicy, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy};
+pub use rate_limit::{
+    ANONYMOUS, BucketKey, BucketStore, Draw, Limit, MAX_BUCKETS, MemoryStore, RateLimiter,
+    RateLimits, StoreError, ToolLimits, Verdict,
+};
 pub use uri_template::UriTemplate;

@@ -14,6 +14,8 @@ pub const INTERNAL_ERROR: i64 = -32603;
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 /// Request was denied by the admission (authorization) seam.
 pub const DENIED: i64 = 403;
+/// A rate limit is exhausted (ToolHive's code; `data.retryAfterSeconds` says how long to wait).
+pub const RATE_LIMITED: i64 = 429;
 /// 2026-07-28: HTTP headers do not match the body, or a required header is missing or malformed.
 pub const HEADER_MISMATCH: i64 = -32020;
 /// 2026-07-28: the request needs a client capability the request did not declare.
