@@ -21,6 +21,7 @@ mod reply;
 mod serving_threads;
 mod session;
 mod state;
+mod status_page;
 mod stream;
 
 use std::sync::Arc;

@@ -5,11 +5,12 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, StatusCode};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
 use crate::auth::{self, StatusAccess};
 use crate::state::AppState;
+use crate::status_page;
 
 /// `/health` and `/ping`: the process is up.
 pub(crate) async fn health() -> Json<Value> {
@@ -30,7 +31,8 @@ pub(crate) async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 }
 
 /// `/status`: each backend's name, transport, health, MCP revisions and advertised tool count,
-/// to whoever `status_access` lets in.
+/// to whoever `status_access` lets in: JSON, or an HTML page when the client prefers
+/// `text/html` (a browser; see `status_page`).
 pub(crate) async fn status(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     match state.options.status_access {
         StatusAccess::Public => {}
@@ -43,6 +45,21 @@ pub(crate) async fn status(State(state): State<Arc<AppState>>, headers: HeaderMa
             }
         }
     }
+    let body = status_value(&state);
+    let mut response = if status_page::wants_html(&headers) {
+        status_page::response(&body)
+    } else {
+        Json(body).into_response()
+    };
+    // The same URL answers in two forms: caches must key on Accept.
+    response
+        .headers_mut()
+        .insert(header::VARY, HeaderValue::from_static("accept"));
+    response
+}
+
+/// The status read-model both forms of `/status` show.
+fn status_value(state: &AppState) -> Value {
     let catalog = state.gateway.cached_catalog();
     let backends: Vec<Value> = state
         .gateway
@@ -69,5 +86,5 @@ pub(crate) async fn status(State(state): State<Arc<AppState>>, headers: HeaderMa
     if let Some(a) = &state.options.audit {
         body["audit"] = a.status();
     }
-    Json(body).into_response()
+    body
 }
