@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::sync::{Notify, broadcast};
-use vmcp_backend::Notice;
+use vmcp_backend::{Backend, Notice};
 
 use crate::{discover, gateway::Gateway};
 
@@ -30,10 +30,29 @@ pub enum GatewayNotice {
 /// The dirty "kind" of a backend whose health withdrew it or brought it back.
 const AVAILABILITY: &str = "availability";
 
+/// (backend, kind) pairs waiting to be re-derived, and the worker's wake-up.
 #[derive(Default)]
-struct Dirty {
+pub(crate) struct Dirty {
     set: Mutex<BTreeSet<(String, &'static str)>>,
     wake: Notify,
+}
+
+impl Dirty {
+    fn mark(&self, pairs: impl IntoIterator<Item = (String, &'static str)>) {
+        self.set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(pairs);
+        self.wake.notify_one();
+    }
+
+    fn has_availability(&self) -> bool {
+        self.set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|(_, k)| *k == AVAILABILITY)
+    }
 }
 
 impl Gateway {
@@ -44,66 +63,22 @@ impl Gateway {
 
     /// Starts listening to every backend's announcements (call once, after construction).
     pub fn watch(self: &Arc<Self>) {
-        let dirty = Arc::new(Dirty::default());
-        let mut handles = Vec::new();
-        for backend in &self.backends {
-            let mut rx = backend.notices();
-            let id = backend.id().to_string();
-            let dirty = dirty.clone();
-            let notices = self.notices.clone();
-            handles.push(tokio::spawn(async move {
-                loop {
-                    match rx.recv().await {
-                        Ok(Notice::ListChanged(kind)) => {
-                            dirty
-                                .set
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .insert((id.clone(), kind));
-                            dirty.wake.notify_one();
-                        }
-                        Ok(Notice::ResourceUpdated(params)) => {
-                            let _ = notices.send(GatewayNotice::ResourceUpdated(params));
-                        }
-                        Ok(Notice::Advertised(_)) => {
-                            dirty
-                                .set
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .insert((id.clone(), AVAILABILITY));
-                            dirty.wake.notify_one();
-                        }
-                        // Missed notices under a flood: re-derive everything of this backend.
-                        Err(broadcast::error::RecvError::Lagged(_)) => {
-                            let mut set = dirty.set.lock().unwrap_or_else(|p| p.into_inner());
-                            for kind in ["tools", "resources", "prompts", AVAILABILITY] {
-                                set.insert((id.clone(), kind));
-                            }
-                            drop(set);
-                            dirty.wake.notify_one();
-                        }
-                        Err(broadcast::error::RecvError::Closed) => break,
-                    }
-                }
-            }));
-        }
         let gw = Arc::downgrade(self);
         let _ = self.this.set(gw.clone());
-        let debounce = self.opts.health_debounce;
-        handles.push(tokio::spawn(async move {
+        for backend in self.backends().iter() {
+            self.listen(backend);
+        }
+        let dirty = self.dirty.clone();
+        let worker = tokio::spawn(async move {
             let mut last_availability: Option<tokio::time::Instant> = None;
             loop {
                 dirty.wake.notified().await;
-                let has_availability = |d: &Dirty| {
-                    d.set
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .iter()
-                        .any(|(_, k)| *k == AVAILABILITY)
+                let Some(debounce) = gw.upgrade().map(|g| g.opts().health_debounce) else {
+                    break;
                 };
                 // Leading edge at once; a change within the window waits for its end.
                 if let Some(at) = last_availability
-                    && has_availability(&dirty)
+                    && dirty.has_availability()
                 {
                     tokio::time::sleep_until(at + debounce).await;
                 }
@@ -117,11 +92,36 @@ impl Gateway {
                     gw.rederive(batch).await;
                 }
             }
-        }));
+        });
         self.watchers
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .extend(handles);
+            .push(worker);
+    }
+
+    /// Listens to one backend's announcements (until [`Gateway::forget`] stops it).
+    pub(crate) fn listen(&self, backend: &Arc<Backend>) {
+        let mut rx = backend.notices();
+        let id = backend.id().to_string();
+        let dirty = self.dirty.clone();
+        let notices = self.notices.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                match rx.recv().await {
+                    Ok(Notice::ListChanged(kind)) => dirty.mark([(id.clone(), kind)]),
+                    Ok(Notice::ResourceUpdated(params)) => {
+                        let _ = notices.send(GatewayNotice::ResourceUpdated(params));
+                    }
+                    Ok(Notice::Advertised(_)) => dirty.mark([(id.clone(), AVAILABILITY)]),
+                    // Missed notices under a flood: re-derive everything of this backend.
+                    Err(broadcast::error::RecvError::Lagged(_)) => dirty.mark(
+                        ["tools", "resources", "prompts", AVAILABILITY].map(|k| (id.clone(), k)),
+                    ),
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+        self.backend_task(backend.id(), task);
     }
 
     /// Re-lists the dirty (backend, kind) pairs and publishes which kinds changed.
@@ -159,7 +159,7 @@ impl Gateway {
             if *kind == AVAILABILITY {
                 // Back: its lists may have changed while it was away (or were never had).
                 if backend.is_advertised() && !backend.per_caller() {
-                    match discover::query(backend, None).await {
+                    match discover::query(&backend, None).await {
                         Ok(fresh) => {
                             caps.retain(|c| &c.backend != id);
                             caps.push(fresh);
@@ -176,7 +176,7 @@ impl Gateway {
             let Some(entry) = caps.iter_mut().find(|c| &c.backend == id) else {
                 continue;
             };
-            if let Err(e) = discover::requery(backend, entry, kind).await {
+            if let Err(e) = discover::requery(&backend, entry, kind).await {
                 tracing::warn!(backend = %id, kind, error = %e, "re-listing after list_changed failed; keeping the previous list");
             }
         }

@@ -167,7 +167,7 @@ impl Runner for GatewayRunner<'_> {
     }
 
     fn observe(&self, event: Event<'_>) {
-        if let Some(o) = &self.gateway.opts.workflow_observer {
+        if let Some(o) = &self.gateway.opts().workflow_observer {
             o.observe(self.caller.identity, &event);
         }
         let (Some(token), Some(sink)) = (&self.progress_token, self.caller.sink) else {

@@ -3,6 +3,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -66,6 +68,8 @@ pub struct GatewayOptions {
     pub workflow_observer: Option<Arc<dyn crate::composite::WorkflowObserver>>,
     /// The rate limits tool calls (and, through the edges, lists) draw from, if any.
     pub rate_limiter: Option<Arc<crate::rate_limit::RateLimiter>>,
+    /// How long withdrawals and returns of backends are coalesced after one is acted on.
+    pub health_debounce: Duration,
 }
 
 impl Default for GatewayOptions {
@@ -78,14 +82,17 @@ impl Default for GatewayOptions {
             authorizer: Arc::new(AllowAll),
             workflow_observer: None,
             rate_limiter: None,
+            health_debounce: Duration::from_secs(5),
         }
     }
 }
 
 /// The group of backends and everything needed to serve it.
 pub struct Gateway {
-    pub(crate) backends: Vec<Arc<Backend>>,
-    pub(crate) opts: GatewayOptions,
+    /// Sorted by name; replaced whole by `reconfigure`.
+    backends: ArcSwap<Vec<Arc<Backend>>>,
+    /// Replaced whole by `reconfigure`.
+    opts: ArcSwap<GatewayOptions>,
     pub(crate) cache: Mutex<Option<(Arc<Catalog>, Instant)>>,
     pub(crate) answers: Mutex<Option<Answers>>,
     pub(crate) refresh: tokio::sync::Mutex<()>,
@@ -96,6 +103,17 @@ pub struct Gateway {
     /// What each caller may see of each list of a catalog (authorizers only).
     pub(crate) visible: Mutex<std::collections::HashMap<VisibleKey, Visible>>,
     pub(crate) watchers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Each backend's own tasks (its listener, its health checks), stopped when it leaves.
+    backend_tasks: Mutex<std::collections::HashMap<String, Vec<tokio::task::JoinHandle<()>>>>,
+    /// What `changes.rs`'s worker has to re-derive.
+    pub(crate) dirty: Arc<crate::changes::Dirty>,
+    /// Active health checks' settings, once started.
+    pub(crate) checks: Mutex<Option<crate::health::HealthChecks>>,
+    /// The gateway itself, once it is shared (`watch`): lets an expired catalog be refreshed in
+    /// the background while callers keep the previous one.
+    pub(crate) this: std::sync::OnceLock<std::sync::Weak<Gateway>>,
+    /// Whether a background refresh is running.
+    refreshing: AtomicBool,
 }
 
 impl Gateway {
@@ -103,8 +121,8 @@ impl Gateway {
     pub fn new(mut backends: Vec<Arc<Backend>>, opts: GatewayOptions) -> Self {
         backends.sort_by(|a, b| a.id().cmp(b.id()));
         Self {
-            backends,
-            opts,
+            backends: ArcSwap::from_pointee(backends),
+            opts: ArcSwap::from_pointee(opts),
             cache: Mutex::new(None),
             answers: Mutex::new(None),
             refresh: tokio::sync::Mutex::new(()),
@@ -114,12 +132,55 @@ impl Gateway {
             views: Mutex::new(Views::default()),
             visible: Mutex::new(std::collections::HashMap::new()),
             watchers: Mutex::new(Vec::new()),
+            backend_tasks: Mutex::new(std::collections::HashMap::new()),
+            dirty: Arc::default(),
+            checks: Mutex::new(None),
+            this: std::sync::OnceLock::new(),
+            refreshing: AtomicBool::new(false),
         }
     }
 
-    /// The backends, sorted by name.
-    pub fn backends(&self) -> &[Arc<Backend>] {
-        &self.backends
+    /// The backends now, sorted by name.
+    pub fn backends(&self) -> Arc<Vec<Arc<Backend>>> {
+        self.backends.load_full()
+    }
+
+    /// The options now.
+    pub fn options(&self) -> Arc<GatewayOptions> {
+        self.opts.load_full()
+    }
+
+    /// The options now, for a moment (cheaper than [`Gateway::options`]).
+    pub(crate) fn opts(&self) -> arc_swap::Guard<Arc<GatewayOptions>> {
+        self.opts.load()
+    }
+
+    /// Keeps `task` as one of backend `id`'s own.
+    pub(crate) fn backend_task(&self, id: &str, task: tokio::task::JoinHandle<()>) {
+        self.backend_tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(id.to_owned())
+            .or_default()
+            .push(task);
+    }
+
+    /// Stops backend `id`'s own tasks.
+    pub(crate) fn forget(&self, id: &str) {
+        let tasks = self
+            .backend_tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+        for t in tasks.into_iter().flatten() {
+            t.abort();
+        }
+    }
+
+    /// Replaces the backends and options (see `reconfigure.rs`).
+    pub(crate) fn swap(&self, backends: Vec<Arc<Backend>>, opts: GatewayOptions) {
+        self.opts.store(Arc::new(opts));
+        self.backends.store(Arc::new(backends));
     }
 
     /// Whether an aggregation has succeeded at least once.
@@ -144,16 +205,37 @@ impl Gateway {
         Ok(shared)
     }
 
-    /// The catalog of the backends whose credential does not depend on the caller.
+    /// The catalog of the backends whose credential does not depend on the caller. Once there is
+    /// one, an expired catalog is still served while a background refresh replaces it, so no
+    /// caller waits on a slow backend's discovery (only the very first aggregation is waited for).
     async fn shared_catalog(&self) -> Result<Arc<Catalog>, CoreError> {
         if let Some(c) = self.cached() {
             return Ok(c);
         }
+        if let (Some(stale), Some(this)) = (self.cached_catalog(), self.this.get()) {
+            if !self.refreshing.swap(true, Ordering::AcqRel) {
+                let this = this.clone();
+                tokio::spawn(async move {
+                    if let Some(gw) = this.upgrade() {
+                        if let Err(e) = gw.refresh_now().await {
+                            tracing::warn!(error = %e, "catalog refresh failed; serving the previous catalog");
+                        }
+                        gw.refreshing.store(false, Ordering::Release);
+                    }
+                });
+            }
+            return Ok(stale);
+        }
+        self.refresh_now().await
+    }
+
+    /// Aggregates afresh (one aggregation at a time; concurrent callers share its result).
+    async fn refresh_now(&self) -> Result<Arc<Catalog>, CoreError> {
         let _one_at_a_time = self.refresh.lock().await;
         if let Some(c) = self.cached() {
             return Ok(c);
         }
-        let budget = self.opts.discovery_timeout;
+        let budget = self.opts().discovery_timeout;
         let catalog = match tokio::time::timeout(budget, self.aggregate()).await {
             Ok(r) => Arc::new(r?),
             Err(_) => return Err(CoreError::DiscoveryTimeout(budget)),
@@ -186,15 +268,27 @@ impl Gateway {
         let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         cache
             .as_ref()
-            .filter(|(_, at)| at.elapsed() < self.opts.cache_ttl)
+            .filter(|(_, at)| at.elapsed() < self.opts().cache_ttl)
             .map(|(c, _)| c.clone())
     }
 
-    async fn aggregate(&self) -> Result<Catalog, CoreError> {
-        // Backends whose credential depends on the caller are discovered per caller (views).
-        let shared: Vec<_> = self.backends.iter().filter(|b| !b.per_caller()).collect();
-        let answers =
-            futures_util::future::join_all(shared.iter().map(|b| discover::query(b, None))).await;
+    pub(crate) async fn aggregate(&self) -> Result<Catalog, CoreError> {
+        // Backends whose credential depends on the caller are discovered per caller (views);
+        // withdrawn ones (unhealthy) are not asked at all.
+        let backends = self.backends();
+        let shared: Vec<_> = backends
+            .iter()
+            .filter(|b| !b.per_caller() && b.is_advertised())
+            .collect();
+        // Each backend gets the budget on its own, so one that hangs is reported as failed while
+        // the others' answers are used (best_effort), instead of timing out the whole aggregation.
+        let budget = self.opts().discovery_timeout.mul_f32(0.9);
+        let answers = futures_util::future::join_all(shared.iter().map(|b| async move {
+            tokio::time::timeout(budget, discover::query(b, None))
+                .await
+                .unwrap_or(Err(vmcp_backend::BackendError::Timeout(budget)))
+        }))
+        .await;
         let mut caps = Vec::new();
         let mut failed = Vec::new();
         for (backend, answer) in shared.iter().zip(answers) {
@@ -215,14 +309,24 @@ impl Gateway {
         };
         if !failed.is_empty() {
             let all_failed = caps.is_empty() && !shared.is_empty();
-            if self.opts.partial_failure == PartialFailureMode::Fail || all_failed {
+            if self.opts().partial_failure == PartialFailureMode::Fail || all_failed {
                 return Err(CoreError::DiscoveryFailed(describe(&failed)));
             }
         }
-        let catalog = Catalog::build(&self.opts.policy, caps.clone(), failed.clone())
-            .map_err(CoreError::DiscoveryFailed)?;
+        let catalog = self.build(caps.clone(), failed.clone())?;
         *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = Some((caps, failed));
         Ok(catalog)
+    }
+
+    /// A catalog of the answers of the backends advertised now (a withdrawn backend's last answer
+    /// is kept, not shown).
+    pub(crate) fn build(
+        &self,
+        mut caps: Vec<BackendCapabilities>,
+        failed: Vec<(String, String)>,
+    ) -> Result<Catalog, CoreError> {
+        caps.retain(|c| self.backend(&c.backend).is_ok_and(|b| b.is_advertised()));
+        Catalog::build(&self.opts().policy, caps, failed).map_err(CoreError::DiscoveryFailed)
     }
 
     /// Stores a freshly built catalog as the current one.
@@ -232,13 +336,13 @@ impl Gateway {
     }
 
     fn admit(&self, identity: &Identity, action: Action<'_>) -> bool {
-        self.opts.authorizer.admit(identity, action)
+        self.opts().authorizer.admit(identity, action)
     }
 
     /// Whether names no backend has must be denied like known ones (an authorizer is
     /// configured), so that a denial does not tell whether the name exists.
     fn hides_unknown(&self) -> bool {
-        !self.opts.authorizer.admits_everything()
+        !self.opts().authorizer.admits_everything()
     }
 
     /// Admits reading `uri` (advertised, or matched by a template), or refuses it; an unknown
@@ -268,10 +372,11 @@ impl Gateway {
         Ok(backend)
     }
 
-    pub(crate) fn backend(&self, id: &str) -> Result<&Arc<Backend>, CoreError> {
-        self.backends
+    pub(crate) fn backend(&self, id: &str) -> Result<Arc<Backend>, CoreError> {
+        let backends = self.backends.load();
+        backends
             .binary_search_by(|b| b.id().cmp(id))
-            .map(|i| &self.backends[i])
+            .map(|i| backends[i].clone())
             .map_err(|_| CoreError::DiscoveryFailed(format!("route names unknown backend {id}")))
     }
 
@@ -332,7 +437,7 @@ impl Gateway {
     /// A hash of what `identity` sees of a kind ("tools", "resources" with templates,
     /// "prompts"), to tell whether a change concerns it.
     pub fn visible_fingerprint(&self, identity: &Identity, catalog: &Catalog, kind: &str) -> u64 {
-        if self.opts.authorizer.admits_everything() {
+        if self.opts().authorizer.admits_everything() {
             return catalog.fingerprint(kind);
         }
         match kind {
@@ -353,7 +458,7 @@ impl Gateway {
         key: &str,
         backend_of: impl Fn(&str) -> Option<&'c str>,
     ) -> Vec<&'c Value> {
-        if self.opts.authorizer.admits_everything() {
+        if self.opts().authorizer.admits_everything() {
             return items.iter().collect();
         }
         // Decided once per caller, catalog and list; a caller's next list costs a lookup. The
@@ -748,7 +853,7 @@ impl Gateway {
     /// Gives session `session` a sink for messages its per-session backend connections receive
     /// outside any one request.
     pub fn attach_session(&self, session: &str, sink: &CallSink) {
-        for b in &self.backends {
+        for b in self.backends().iter() {
             b.attach_session(session, sink.clone());
         }
     }
@@ -793,7 +898,7 @@ impl Gateway {
 
     /// Releases what client session `session` held on every backend (per-session processes).
     pub async fn end_session(&self, session: &str) {
-        for b in &self.backends {
+        for b in self.backends().iter() {
             b.release_session(session).await;
         }
     }
@@ -801,7 +906,7 @@ impl Gateway {
     /// Reaps idle per-session connections on every backend.
     pub async fn reap_idle(&self) -> usize {
         let mut n = 0;
-        for b in &self.backends {
+        for b in self.backends().iter() {
             n += b.reap_idle().await;
         }
         n
@@ -817,7 +922,12 @@ impl Gateway {
         {
             w.abort();
         }
-        futures_util::future::join_all(self.backends.iter().map(|b| b.shutdown())).await;
+        let ids: Vec<String> = self.backends().iter().map(|b| b.id().to_owned()).collect();
+        for id in ids {
+            self.forget(&id);
+        }
+        let backends = self.backends();
+        futures_util::future::join_all(backends.iter().map(|b| b.shutdown())).await;
     }
 }
 

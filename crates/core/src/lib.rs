@@ -13,9 +13,11 @@ mod conflict;
 mod discover;
 mod error;
 mod gateway;
+mod health;
 mod optimizer;
 mod policy;
 mod prompts;
+mod reconfigure;
 mod rate_limit;
 mod request_state;
 mod subscriptions;
@@ -29,7 +31,9 @@ pub use composite::{Composites, WorkflowObserver};
 pub use discover::BackendCapabilities;
 pub use error::CoreError;
 pub use gateway::{Caller, Gateway, GatewayOptions};
+pub use health::HealthChecks;
 pub use optimizer::{OptimizerSettings, SemanticSettings, ToolSearch};
+pub use reconfigure::Reconfigured;
 pub use policy::{AggregationPolicy, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy};
 pub use rate_limit::{
     ANONYMOUS, BucketKey, BucketStore, Draw, Limit, MAX_BUCKETS, MemoryStore, RateLimiter,

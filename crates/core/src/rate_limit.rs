@@ -235,7 +235,9 @@ impl Gateway {
     /// # Errors
     /// [`CoreError::RateLimited`] when the shared or the caller's bucket is empty.
     pub async fn rate_limit_request(&self, identity: &Identity) -> Result<(), CoreError> {
-        match &self.opts().rate_limiter {
+        // Cloned out so the options are not held across the store's await.
+        let limiter = self.opts().rate_limiter.clone();
+        match limiter {
             Some(l) => l.request(identity).await,
             None => Ok(()),
         }
@@ -248,7 +250,8 @@ impl Gateway {
         identity: &Identity,
         tool: &str,
     ) -> Result<(), CoreError> {
-        match &self.opts().rate_limiter {
+        let limiter = self.opts().rate_limiter.clone();
+        match limiter {
             Some(l) => l.call(identity, tool).await,
             None => Ok(()),
         }

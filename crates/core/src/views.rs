@@ -47,7 +47,7 @@ impl Views {
 impl Gateway {
     /// Whether some backend's credential depends on the caller.
     pub(crate) fn has_per_caller(&self) -> bool {
-        self.backends.iter().any(|b| b.per_caller())
+        self.backends().iter().any(|b| b.per_caller())
     }
 
     /// `identity`'s view: the shared catalog's answers plus the per-caller backends' answers
@@ -63,7 +63,7 @@ impl Gateway {
         {
             let mut views = self.views.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(v) = views.0.get_mut(&key)
-                && v.built.elapsed() < self.opts.cache_ttl
+                && v.built.elapsed() < self.opts().cache_ttl
             {
                 v.used = Instant::now();
                 return Ok(Some(v.catalog.clone()));
@@ -75,12 +75,12 @@ impl Gateway {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .unwrap_or_default();
-        let own: Vec<_> = self
-            .backends
+        let backends = self.backends();
+        let own: Vec<_> = backends
             .iter()
             .filter(|b| b.per_caller() && b.is_advertised())
             .collect();
-        let budget = self.opts.discovery_timeout;
+        let budget = self.opts().discovery_timeout;
         let answers = tokio::time::timeout(
             budget,
             futures_util::future::join_all(own.iter().map(|b| discover::query(b, Some(identity)))),
@@ -96,7 +96,7 @@ impl Gateway {
                 }
             }
         }
-        if !failed.is_empty() && self.opts.partial_failure == PartialFailureMode::Fail {
+        if !failed.is_empty() && self.opts().partial_failure == PartialFailureMode::Fail {
             let why = failed
                 .iter()
                 .map(|(b, e)| format!("backend {b}: {e}"))

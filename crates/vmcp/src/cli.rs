@@ -104,6 +104,9 @@ pub(crate) struct ServeArgs {
     /// revisions (a rollback switch).
     #[arg(long)]
     pub(crate) disable_modern: bool,
+    /// Reload the config when the file changes (SIGHUP always reloads it).
+    #[arg(long)]
+    pub(crate) watch: bool,
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {

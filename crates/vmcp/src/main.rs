@@ -6,6 +6,7 @@ mod authz;
 mod cli;
 mod embedder;
 mod logging;
+mod reload;
 mod serve;
 
 use std::process::ExitCode;
