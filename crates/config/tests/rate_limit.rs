@@ -71,7 +71,11 @@ fn bad_buckets_are_reported_at_their_key_path() {
 "
     );
     error_at(&yaml, "rateLimiting.shared.maxTokens", "at least 1");
-    error_at(&yaml, "rateLimiting.perUser.refillPeriod", "must be positive");
+    error_at(
+        &yaml,
+        "rateLimiting.perUser.refillPeriod",
+        "must be positive",
+    );
     error_at(
         &yaml,
         "rateLimiting.tools[0].shared.maxTokens",
@@ -97,7 +101,11 @@ fn bad_buckets_are_reported_at_their_key_path() {
         "rateLimiting.tools[1].name",
         "\"a_echo\" is already limited by rateLimiting.tools[0]",
     );
-    error_at(&yaml, "rateLimiting.tools[1].perUser.maxTokens", "is required");
+    error_at(
+        &yaml,
+        "rateLimiting.tools[1].perUser.maxTokens",
+        "is required",
+    );
     error_at(
         &yaml,
         "rateLimiting.tools[1].perUser.refillPeriod",
@@ -130,8 +138,16 @@ fn unknown_keys_in_rate_limiting_are_errors_with_suggestions() {
 "
     );
     error_at(&yaml, "rateLimiting.global", "unknown key");
-    error_at(&yaml, "rateLimiting.perUser.maxToken", "did you mean \"maxTokens\"");
-    error_at(&yaml, "rateLimiting.perUser.refillPeriod.extra", "unknown key");
+    error_at(
+        &yaml,
+        "rateLimiting.perUser.maxToken",
+        "did you mean \"maxTokens\"",
+    );
+    error_at(
+        &yaml,
+        "rateLimiting.perUser.refillPeriod.extra",
+        "unknown key",
+    );
     let e = error_at(&yaml, "rateLimiting.perUser.maxTokens", "is required");
     assert_eq!(e.line, Some(3 + ONE_STDIO.lines().count()));
 }

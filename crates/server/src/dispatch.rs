@@ -4,7 +4,7 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 use vmcp_backend::CallSink;
-use vmcp_core::{Caller, Catalog, Gateway, Identity};
+use vmcp_core::{Caller, Catalog, CoreError, Gateway, Identity};
 use vmcp_proto::codes;
 use vmcp_proto::era::Era;
 
@@ -122,7 +122,13 @@ pub(crate) async fn dispatch<'c>(
             let items = gw.list_prompts(ctx.identity, ctx.catalog);
             return page(ctx, &params, "prompts", items).map(Reply::Page);
         }
-        "tools/call" => plain(gw.call_tool(&ctx.caller(), ctx.catalog, params).await?),
+        "tools/call" => match gw.call_tool(&ctx.caller(), ctx.catalog, params).await {
+            // ToolHive's 2025-11-25 shape: a tool result the model can read, not an error.
+            Err(CoreError::RateLimited { retry_after }) if ctx.era == Era::Legacy => {
+                crate::errors::rate_limited_tool_result(retry_after)
+            }
+            result => plain(result?),
+        },
         "resources/read" => plain(gw.read_resource(&ctx.caller(), ctx.catalog, params).await?),
         "prompts/get" => plain(gw.get_prompt(&ctx.caller(), ctx.catalog, params).await?),
         "completion/complete" => plain(gw.complete(&ctx.caller(), ctx.catalog, params).await?),
@@ -134,6 +140,28 @@ pub(crate) async fn dispatch<'c>(
         }
     };
     Ok(Reply::Value(value))
+}
+
+/// Lists and `server/discover` draw from the shared and per-caller rate limits, unlike in
+/// ToolHive: each is a fan-out over the catalog (and, for a new view, over backends) that would
+/// otherwise be free to repeat. Tool calls are metered in the core, by tool name.
+///
+/// Each edge calls this as a request arrives, before it fetches the catalog, so a caller out of
+/// tokens costs no catalog work (`dispatch` itself cannot: the Modern edge fetches the catalog
+/// before calling it). A list has no result shape for a refusal, so both revisions get the
+/// JSON-RPC error `429` with `data.retryAfterSeconds`.
+pub(crate) async fn meter(gw: &Gateway, identity: &Identity, method: &str) -> Result<(), Failure> {
+    if matches!(
+        method,
+        "tools/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "prompts/list"
+            | "server/discover"
+    ) {
+        gw.rate_limit_request(identity).await?;
+    }
+    Ok(())
 }
 
 /// A backend result without the 2026-07-28 envelope fields, so a session-based client sees the

@@ -49,8 +49,40 @@ impl From<CoreError> for Failure {
                 codes::INTERNAL_ERROR,
                 message,
             ),
+            // HTTP 200 on both edges: MCP clients read a JSON-RPC error from a 200, while many
+            // treat a 429 status as a transport failure and never show the body. The
+            // `Retry-After` header (reply.rs) carries the wait for HTTP-level tooling.
+            CoreError::RateLimited { retry_after } => Failure {
+                status: StatusCode::OK,
+                error: ErrorObject::new(codes::RATE_LIMITED, message)
+                    .with_data(json!({"retryAfterSeconds": retry_after.as_secs()})),
+            },
         }
     }
+}
+
+/// The seconds a rate-limited failure asks the client to wait, if it is one.
+pub(crate) fn retry_after_secs(f: &Failure) -> Option<u64> {
+    if f.error.code != codes::RATE_LIMITED {
+        return None;
+    }
+    f.error.data.as_ref()?.get("retryAfterSeconds")?.as_u64()
+}
+
+/// What a 2025-11-25 client gets for a rate-limited `tools/call`: ToolHive's tool result with
+/// `isError`, the JSON-RPC error object as `structuredContent`, so the model sees the refusal
+/// as a tool outcome rather than a protocol failure.
+pub(crate) fn rate_limited_tool_result(retry_after: std::time::Duration) -> Value {
+    let message = CoreError::RateLimited { retry_after }.to_string();
+    json!({
+        "isError": true,
+        "content": [{"type": "text", "text": message}],
+        "structuredContent": {
+            "code": codes::RATE_LIMITED,
+            "message": message,
+            "data": {"retryAfterSeconds": retry_after.as_secs()},
+        },
+    })
 }
 
 /// A backend's own JSON-RPC error is relayed with its code, message and data (plus the backend's

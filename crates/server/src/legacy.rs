@@ -202,9 +202,12 @@ async fn handle(
                         era: Era::Legacy,
                         forwarded,
                     };
-                    dispatch::dispatch(&state.gateway, &ctx, &method, params)
-                        .await
-                        .map(|r| raw(&r))
+                    match dispatch::meter(&state.gateway, identity, &method).await {
+                        Ok(()) => dispatch::dispatch(&state.gateway, &ctx, &method, params)
+                            .await
+                            .map(|r| raw(&r)),
+                        Err(f) => Err(f),
+                    }
                 }
             };
             Some(outcome.map(|r| (id.clone(), r)).map_err(|f| (id, f)))

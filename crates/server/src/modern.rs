@@ -64,6 +64,10 @@ pub(crate) async fn serve(
         )
         .await;
     }
+    // Before the catalog is fetched, so a caller out of tokens costs nothing (dispatch::meter).
+    if let Err(f) = dispatch::meter(&state.gateway, &identity, &method).await {
+        return reply::failure(Format::Json, &id, &modern_failure(f));
+    }
     let outcome = match method.as_str() {
         "server/discover" => discover(&state, &identity).await,
         "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {

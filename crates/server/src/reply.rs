@@ -61,9 +61,14 @@ pub(crate) fn result(format: Format, id: &Value, result: &(impl Serialize + ?Siz
     message(StatusCode::OK, format, jsonrpc::response_bytes(id, result))
 }
 
-/// An error response for request `id`.
+/// An error response for request `id` (with `Retry-After` when it is a rate limit's).
 pub(crate) fn failure(format: Format, id: &Value, failure: &Failure) -> Response {
-    error(failure.status, format, id, &failure.error)
+    let mut resp = error(failure.status, format, id, &failure.error);
+    if let Some(secs) = crate::errors::retry_after_secs(failure) {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    resp
 }
 
 /// An error response for request `id` with HTTP `status`.

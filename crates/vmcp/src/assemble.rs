@@ -9,8 +9,8 @@ use vmcp_backend::{Backend, BackendSpec, Isolation, StdioSpec, TransportSpec};
 use vmcp_config::{Config, ConflictStrategy, ToolVisibility, Transport};
 use vmcp_config::{IncomingAuthType, OidcConfig};
 use vmcp_core::{
-    AggregationPolicy, Composites, GatewayOptions, PartialFailureMode, Strategy, ToolOverride,
-    WorkloadPolicy,
+    AggregationPolicy, Composites, GatewayOptions, Limit, PartialFailureMode, RateLimiter,
+    RateLimits, Strategy, ToolLimits, ToolOverride, WorkloadPolicy,
 };
 use vmcp_server::{ServingThreads, StatusAccess};
 
@@ -196,8 +196,34 @@ pub(crate) fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions>
             vmcp_config::PartialFailureMode::BestEffort => PartialFailureMode::BestEffort,
         },
         discovery_timeout: config.server.discovery_timeout,
+        rate_limiter: config.rate_limiting.as_ref().map(rate_limiter),
         ..GatewayOptions::default()
     })
+}
+
+/// The rate limiter of `rateLimiting`: buckets in this process's memory (one instance; ToolHive
+/// needs Redis even for one).
+fn rate_limiter(r: &vmcp_config::RateLimitConfig) -> Arc<RateLimiter> {
+    let limit = |b: &vmcp_config::BucketConfig| Limit {
+        max_tokens: b.max_tokens,
+        refill_period: b.refill_period,
+    };
+    let tools = r
+        .tools
+        .iter()
+        .map(|t| {
+            let limits = ToolLimits {
+                shared: t.shared.as_ref().map(limit),
+                per_user: t.per_user.as_ref().map(limit),
+            };
+            (t.name.clone(), limits)
+        })
+        .collect();
+    Arc::new(RateLimiter::in_memory(RateLimits {
+        shared: r.shared.as_ref().map(limit),
+        per_user: r.per_user.as_ref().map(limit),
+        tools,
+    }))
 }
 
 /// The incoming authenticator of `incomingAuth`.

@@ -79,7 +79,10 @@ fn bucket(f: &mut Fields<'_>, key: &'static str, issues: &Issues) -> Option<Buck
     // A missing value is reported here; the 0 left in its place is then not reported again
     // (one problem per key path).
     let max_tokens = b.uint::<u32>("maxTokens").unwrap_or_else(|| {
-        issues.push_new(&p.key("maxTokens"), "is required (the bucket size, at least 1)");
+        issues.push_new(
+            &p.key("maxTokens"),
+            "is required (the bucket size, at least 1)",
+        );
         0
     });
     let refill_period = refill_period(&mut b, issues).unwrap_or_else(|| {

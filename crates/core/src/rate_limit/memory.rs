@@ -171,7 +171,7 @@ impl MemoryStore {
                 .filter(|(k, _)| k.is_per_user())
                 .map(|(k, b)| (b.fill(now), k.clone()))
                 .collect();
-            by_fill.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            by_fill.sort_unstable_by_key(|(fill, _)| std::cmp::Reverse(*fill));
             let excess = state.buckets.len().saturating_sub(keep);
             for (_, key) in by_fill.into_iter().take(excess) {
                 state.buckets.remove(&key);
