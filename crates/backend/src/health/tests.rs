@@ -38,7 +38,7 @@ fn failures_below_the_threshold_degrade_and_the_threshold_withdraws() {
     assert_eq!(r.consecutive_failures, 3);
     assert_eq!(
         r.last_error.as_deref(),
-        Some("backend unavailable: connection refused")
+        Some("unavailable: connection refused")
     );
     assert!(r.last_transition.is_some() && r.last_check.is_some());
     assert_eq!(r.circuit_state, None, "no breaker configured");
