@@ -52,24 +52,26 @@ curl -sf -o /dev/null "$mcp_url" -H 'content-type: application/json' \
   fail "initialize through the gateway failed"
 
 # Wait until the JSON form says what the page should show: ready, notes healthy with its tools,
-# ledger failed. Its answer (no Accept header) must stay JSON.
+# ledger failed. Its answer (no Accept header) must stay JSON. Prints the tool count, ledger's
+# health and each backend's circuit state.
 check_json='
 import json, sys
 s = json.load(sys.stdin)
 b = {x["name"]: x for x in s["backends"]}
-ok = (s["ready"] and s["sessions"] >= 1 and b["notes"]["health"] == "healthy"
-      and b["notes"].get("toolCount", 0) > 0
-      and b["ledger"]["health"] in ("degraded", "unhealthy"))
-print(b["notes"]["toolCount"] if ok else "")
+notes, ledger = b["notes"], b["ledger"]
+if (s["ready"] and s["sessions"] >= 1 and notes["health"] == "healthy"
+        and notes.get("toolCount", 0) > 0 and ledger["health"] in ("degraded", "unhealthy")):
+    print(notes["toolCount"], ledger["health"], notes.get("circuitState"), ledger.get("circuitState"))
 '
-tools=
+seen=
 for _ in $(seq 100); do
-  tools=$(curl -sf "$status_url" | python3 -c "$check_json" 2>/dev/null) && [ -n "$tools" ] && break
+  seen=$(curl -sf "$status_url" | python3 -c "$check_json" 2>/dev/null) && [ -n "$seen" ] && break
   sleep 0.1
 done
-[ -n "$tools" ] || fail "/status never showed notes healthy and ledger failed: $(curl -s "$status_url")"
-ledger_health=$(curl -sf "$status_url" | python3 -c \
-  'import json,sys; print([b["health"] for b in json.load(sys.stdin)["backends"] if b["name"] == "ledger"][0])')
+[ -n "$seen" ] || fail "/status never showed notes healthy and ledger failed: $(curl -s "$status_url")"
+read -r tools ledger_health notes_circuit ledger_circuit <<<"$seen"
+circuits=()
+for c in "$notes_circuit" "$ledger_circuit"; do [ "$c" = None ] || circuits+=(">$c<"); done
 
 browser() {
   timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
@@ -83,7 +85,7 @@ browser --dump-dom "$status_url" >"$out/status.html" ||
 grep -q '<table' "$out/status.html" ||
   fail "chromium was not served the HTML page (see $out/status.html)"
 for want in 'statusdemo' '>notes<' '>ledger<' '>healthy<' ">$ledger_health<" "<b>$tools</b> tools" \
-  '<b>1/2</b> backends healthy'; do
+  '<b>1/2</b> backends healthy' ${circuits[@]+"${circuits[@]}"}; do
   grep -qF -- "$want" "$out/status.html" || fail "the page's DOM lacks '$want' (see $out/status.html)"
 done
 
@@ -98,4 +100,4 @@ line_with 'notes' 'healthy' || fail "OCR: no line shows 'notes' as healthy (see 
 line_with 'ledger' "$ledger_health" || fail "OCR: no line shows 'ledger' as $ledger_health (see $ocr and $out/status.png)"
 grep -iqw 'statusdemo' "$ocr" || fail "OCR: the title 'statusdemo' is not on the screenshot (see $ocr)"
 
-echo "status-page: ok (DOM and OCR show notes healthy with $tools tools, ledger $ledger_health; $out/status.png)"
+echo "status-page: ok (DOM and OCR show notes healthy with $tools tools, ledger $ledger_health, circuits ${notes_circuit}/${ledger_circuit}; $out/status.png)"
