@@ -366,10 +366,47 @@ impl Backend {
             }
             _ => None,
         };
-        let mut outcome = self.run(&conn, era, id, method, params, sink).await;
-        if let Some(sink) = sink.filter(|s| s.client().relays_requests()) {
-            outcome = self.bridge(&conn, era, method, params, sink, outcome).await;
+        // A client span per backend request; its trace context reaches the backend in `_meta` and,
+        // over HTTP, as the `traceparent`/`tracestate` headers.
+        let call = vmcp_telemetry::BackendCall::start(
+            &self.spec.id,
+            self.spec.transport.name(),
+            method,
+            params,
+        );
+        let (traced, mut trace_headers);
+        if let Some(tp) = call.traceparent() {
+            traced = vmcp_telemetry::with_trace_meta(params, tp, call.tracestate());
+            params = Some(&traced);
+            trace_headers = crate::client::passthrough_headers().unwrap_or_default();
+            for (name, value) in [("traceparent", Some(tp)), ("tracestate", call.tracestate())] {
+                if let Some(v) = value.and_then(|v| HeaderValue::from_str(v).ok()) {
+                    trace_headers.insert(name, v);
+                }
+            }
+        } else {
+            trace_headers = HeaderMap::new();
         }
+        let outcome = crate::client::with_passthrough(Some(&trace_headers), async {
+            let mut outcome = self.run(&conn, era, id, method, params, sink).await;
+            if let Some(sink) = sink.filter(|s| s.client().relays_requests()) {
+                outcome = self.bridge(&conn, era, method, params, sink, outcome).await;
+            }
+            outcome
+        })
+        .await;
+        call.finish(match &outcome {
+            Ok(r) if r.get("isError") == Some(&Value::Bool(true)) => Some("tool_error".into()),
+            Ok(_) => None,
+            Err(BackendError::Rpc(e)) => Some(e.code.to_string().into()),
+            Err(BackendError::Timeout(_)) => Some("timeout".into()),
+            Err(BackendError::Cancelled) => Some("cancelled".into()),
+            Err(BackendError::Unavailable(_) | BackendError::Exited(_)) => {
+                Some("unavailable".into())
+            }
+            Err(BackendError::Protocol(_)) => Some("protocol".into()),
+            Err(BackendError::Auth(_)) => Some("auth".into()),
+        });
         match &outcome {
             Err(BackendError::Cancelled) => {}
             Err(e) if e.is_operational() => self.observe(Outcome::Failure(e)),

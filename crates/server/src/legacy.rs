@@ -27,7 +27,7 @@ use crate::{
     dispatch::{self, Ctx},
     errors::Failure,
     guard::Refusal,
-    modern, relay,
+    modern, observe, relay,
     reply::{self, Format},
     session::{LOG_LEVELS, Session, short},
     state::AppState,
@@ -47,6 +47,12 @@ pub(crate) async fn post(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    // The trace context of the HTTP request is the parent of the request's server span.
+    let parent = vmcp_telemetry::remote_parent(&headers);
+    vmcp_telemetry::within(parent, post_message(state, headers, body)).await
+}
+
+async fn post_message(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Response {
     if let Err(r) = guard(&state, &headers) {
         return r;
     }
@@ -203,9 +209,17 @@ async fn handle(
                         forwarded,
                     };
                     match dispatch::meter(&state.gateway, identity, &method).await {
-                        Ok(()) => dispatch::dispatch(&state.gateway, &ctx, &method, params)
-                            .await
-                            .map(|r| raw(&r)),
+                        Ok(()) => {
+                            let request = vmcp_telemetry::ServerRequest::start(
+                                &method,
+                                params.as_ref(),
+                                Some(&id),
+                                Some(&session.id),
+                                Some(session.protocol_version),
+                            );
+                            let reply = dispatch::dispatch(&state.gateway, &ctx, &method, params);
+                            observe::run(request, reply).await.map(|r| raw(&r))
+                        }
                         Err(f) => Err(f),
                     }
                 }

@@ -15,6 +15,7 @@ mod legacy;
 mod listen;
 mod modern;
 mod notify;
+mod observe;
 mod ops;
 mod relay;
 mod reply;
@@ -47,8 +48,12 @@ pub fn router(state: Arc<AppState>) -> Router {
     if state.options.audit.is_some() {
         mcp = mcp.route_layer(middleware::from_fn_with_state(state.clone(), audit::layer));
     }
-    Router::new()
-        .route("/mcp", mcp)
+    let mut router = Router::new().route("/mcp", mcp);
+    // Unauthenticated, like ToolHive's, and only when the config asks for it.
+    if vmcp_telemetry::serves_prometheus() {
+        router = router.route("/metrics", get(observe::metrics));
+    }
+    router
         .route("/health", get(ops::health))
         .route("/ping", get(ops::health))
         .route("/readyz", get(ops::readyz))

@@ -16,7 +16,7 @@ use crate::{
     dispatch::{self, Ctx, Reply},
     envelope,
     errors::Failure,
-    listen,
+    listen, observe,
     reply::{self, Format},
     state::AppState,
     stream::{self, Audience, ModernAudience},
@@ -189,7 +189,15 @@ async fn list(
         era: Era::Modern,
         forwarded: None,
     };
-    match dispatch::dispatch(&state.gateway, &ctx, method, Some(params)).await {
+    let request = vmcp_telemetry::ServerRequest::start(
+        method,
+        Some(&params),
+        Some(id),
+        None,
+        Some(revision::MODERN),
+    );
+    let reply = dispatch::dispatch(&state.gateway, &ctx, method, Some(params));
+    match observe::run(request, reply).await {
         Ok(Reply::Page(page)) => {
             let envelope = match envelope::stamp(method, json!({}), &state.options.name) {
                 Value::Object(fields) => fields,

@@ -26,6 +26,7 @@ use crate::{
     dispatch::{self, Ctx},
     envelope,
     errors::Failure,
+    observe,
     relay::{self, Out},
     reply::{self, Format},
     session::{self, LOG_LEVELS, Session},
@@ -232,6 +233,17 @@ pub(crate) async fn serve(
     }
     let cancel_on_drop =
         CancelOnDrop(matches!(*audience, Audience::Modern(_)).then(|| sink.clone()));
+    let version = match audience.session() {
+        Some(s) => s.protocol_version,
+        None => vmcp_proto::revision::MODERN,
+    };
+    let request = vmcp_telemetry::ServerRequest::start(
+        &method,
+        params.as_ref(),
+        Some(&id),
+        audience.session().map(|s| s.id.as_str()),
+        Some(version),
+    );
     // The request runs in its own task so that a client going away does not silently drop it.
     let mut work = {
         let (state, audience, method, key) =
@@ -252,7 +264,8 @@ pub(crate) async fn serve(
                     era: audience.era(),
                     forwarded: forwarded.as_ref(),
                 };
-                dispatch::dispatch(&state.gateway, &ctx, &method, params)
+                let reply = dispatch::dispatch(&state.gateway, &ctx, &method, params);
+                observe::run(request, reply)
                     .await
                     .map(dispatch::Reply::into_value)
             }

@@ -27,7 +27,9 @@ mod embedding;
 mod events;
 mod fault_proxy;
 mod http;
+mod otlp;
 mod protocol;
+mod record_proxy;
 mod spawn;
 mod sse;
 mod stdio;
@@ -37,6 +39,8 @@ pub use conformance::{ConformanceCli, run_conformance, serve_conformance_in_proc
 pub use embedding::{EmbeddingFaults, EmbeddingServer, serve_embeddings_in_process};
 pub use fault_proxy::{FaultMode, FaultProxy};
 pub use http::serve_http_in_process;
+pub use otlp::{OtlpReceiver, ReceivedSpan};
+pub use record_proxy::RecordingProxy;
 pub use protocol::METHOD_LOG_ENV;
 pub use spawn::{FixtureProcess, fixture_bin};
 pub use sse::serve_sse_in_process;

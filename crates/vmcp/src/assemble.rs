@@ -5,7 +5,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use serde_json::{Map, Value};
 use vmcp_auth::{Authenticator, FetchPolicy, OidcSettings, OutgoingAuth, Secret};
-use vmcp_backend::{Backend, BackendSpec, Isolation, StdioSpec, TransportSpec};
+use vmcp_backend::{Backend, BackendSpec, HealthPolicy, Isolation, StdioSpec, TransportSpec};
 use vmcp_config::{Config, ConflictStrategy, ToolVisibility, Transport};
 use vmcp_config::{IncomingAuthType, OidcConfig};
 use vmcp_core::{
@@ -22,7 +22,14 @@ pub(crate) fn backends(
     serving: &ServingThreads,
 ) -> anyhow::Result<Vec<Arc<Backend>>> {
     let client = vmcp_backend::HttpClient::new(serving.len())?;
-    let threshold = config.operational.failure_handling.unhealthy_threshold;
+    let fh = &config.operational.failure_handling;
+    let health = HealthPolicy {
+        unhealthy_threshold: fh.unhealthy_threshold,
+        circuit: fh.circuit_breaker.enabled.then_some((
+            fh.circuit_breaker.failure_threshold,
+            fh.circuit_breaker.timeout,
+        )),
+    };
     let fetch = outgoing_fetch_policy(config)?;
     config
         .backends
@@ -91,7 +98,7 @@ pub(crate) fn backends(
                 },
                 max_per_session: config.server.max_per_session_processes,
                 per_session_idle: config.server.per_session_idle_timeout,
-                unhealthy_threshold: threshold,
+                health,
                 auth,
             };
             let client = match &b.ca_bundle_path {
@@ -197,6 +204,8 @@ pub(crate) fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions>
         },
         discovery_timeout: config.server.discovery_timeout,
         rate_limiter: config.rate_limiting.as_ref().map(rate_limiter),
+        // ToolHive debounces health-driven changes to the check interval.
+        health_debounce: config.operational.failure_handling.health_check_interval,
         ..GatewayOptions::default()
     })
 }
@@ -313,4 +322,16 @@ pub(crate) fn status_access(config: &Config) -> StatusAccess {
         None if config.incoming_auth.kind == IncomingAuthType::Oidc => StatusAccess::Authenticated,
         None => StatusAccess::Public,
     }
+}
+
+/// Metrics and traces as `telemetry` says (none without the section); installed before the router
+/// is built, which mounts `/metrics` only when it is on.
+pub(crate) fn telemetry(config: &Config) -> anyhow::Result<Option<vmcp_telemetry::Telemetry>> {
+    let Some(t) = &config.telemetry else {
+        return Ok(None);
+    };
+    let installed = vmcp_telemetry::install(t, &config.name, tokio::runtime::Handle::current())
+        .context("telemetry")?;
+    vmcp_telemetry::backends_discovered(config.backends.len() as u64);
+    Ok(Some(installed))
 }

@@ -29,6 +29,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             list.join("\n")
         );
     }
+    let telemetry = assemble::telemetry(&config)?;
     let host = args
         .host
         .clone()
@@ -126,7 +127,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(name = %config.name, backends = config.backends.len(), threads, "vmcp listening on http://{local}/mcp");
     // Tests and scripts read this line to learn the port.
     println!("vmcp listening on http://{local}/mcp");
-    vmcp_server::serve(&serving, listener, state.clone(), shutdown_signal(), DRAIN).await;
+    let reloader = crate::reload::Reloader {
+        path: args.config.clone(),
+        running: config.clone(),
+        gateway: gateway.clone(),
+        serving: &serving,
+    };
+    tokio::select! {
+        () = vmcp_server::serve(&serving, listener, state.clone(), shutdown_signal(), DRAIN) => {}
+        () = reloader.run(args.watch) => {}
+    }
 
     tracing::info!("shutting down: closing sessions and backends");
     for id in state.sessions.ids() {
@@ -142,6 +152,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         && !a.flush(Duration::from_secs(5)).await
     {
         tracing::warn!("audit lines still unwritten at shutdown: {}", a.status());
+    }
+    if let Some(t) = telemetry {
+        // Flushing blocks on the exports, which run on this runtime's other threads.
+        let _ = tokio::task::spawn_blocking(move || t.shutdown()).await;
     }
     tracing::info!("stopped");
     Ok(())

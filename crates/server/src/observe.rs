@@ -1,0 +1,54 @@
+//! Metrics and traces at the client edges: a [`ServerRequest`] per JSON-RPC request, started
+//! where its method is known and run around the dispatch call, and the `/metrics` page. The
+//! recording itself lives in `vmcp-telemetry`; this module only says how an edge's result reads
+//! (an error's code and status, a tool result's `isError`).
+
+use std::future::Future;
+
+use axum::response::{IntoResponse, Response};
+use http::{StatusCode, header};
+use serde_json::Value;
+use vmcp_telemetry::{Outcome, ServerRequest};
+
+use crate::{dispatch::Reply, errors::Failure};
+
+/// How a dispatch result reads for telemetry.
+fn outcome(r: &Result<Reply<'_>, Failure>) -> Outcome {
+    match r {
+        Ok(Reply::Value(v)) if v.get("isError") == Some(&Value::Bool(true)) => Outcome {
+            status: 200,
+            error: Some("tool_error".into()),
+        },
+        Ok(_) => Outcome {
+            status: 200,
+            error: None,
+        },
+        Err(f) => Outcome {
+            status: f.status.as_u16(),
+            error: Some(f.error.code.to_string().into()),
+        },
+    }
+}
+
+/// Runs a dispatch as `request`, recording its span and metrics.
+pub(crate) async fn run<'c>(
+    request: ServerRequest,
+    dispatch: impl Future<Output = Result<Reply<'c>, Failure>>,
+) -> Result<Reply<'c>, Failure> {
+    request.run(dispatch, outcome).await
+}
+
+/// `GET /metrics`: Prometheus text (mounted only with `enablePrometheusMetricsPath`).
+pub(crate) async fn metrics() -> Response {
+    match vmcp_telemetry::prometheus_text() {
+        Some(text) => (
+            [(
+                header::CONTENT_TYPE,
+                vmcp_telemetry::PROMETHEUS_CONTENT_TYPE,
+            )],
+            text,
+        )
+            .into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}

@@ -1,0 +1,304 @@
+//! Metrics and traces through the real binary: `/metrics` scraped and checked against the list in
+//! docs/metrics.md; a tools/call's server and client spans received by an OTLP collector (the
+//! test kit's receiver) in the client's trace, with the backend getting that trace's context; and
+//! `samplingRate: 0` exporting nothing.
+
+#![allow(clippy::unwrap_used)] // Test code: a panic is the failure report.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use common::{Client, Gateway, eventually, http, http_backend, stdio_backend, text_of};
+use serde_json::json;
+use vmcp_testkit::{
+    FixtureOptions, OtlpReceiver, ReceivedSpan, RecordingProxy, serve_http_in_process,
+};
+
+/// The documented metrics: Prometheus name → (kind, labels).
+fn documented() -> BTreeMap<String, (String, BTreeSet<String>)> {
+    let page = include_str!("../../../docs/metrics.md");
+    let tick = |s: &str| s.trim().trim_matches('`').to_owned();
+    page.lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let labels = cells[3]
+                .split(',')
+                .map(tick)
+                .filter(|s| !s.is_empty())
+                .collect();
+            (tick(cells[1]), (cells[2].to_owned(), labels))
+        })
+        .collect()
+}
+
+/// One sample line of Prometheus text: series name and its labels.
+fn parse_sample(line: &str) -> (String, BTreeMap<String, String>) {
+    let Some(open) = line.find('{') else {
+        let name = line.split(' ').next().unwrap();
+        return (name.to_owned(), BTreeMap::new());
+    };
+    let name = line[..open].to_owned();
+    let mut labels = BTreeMap::new();
+    let mut rest = &line[open + 1..];
+    while !rest.starts_with('}') {
+        let eq = rest.find('=').unwrap();
+        let key = rest[..eq].to_owned();
+        let mut value = String::new();
+        let mut chars = rest[eq + 2..].char_indices();
+        let end = loop {
+            match chars.next().unwrap() {
+                (_, '\\') => {
+                    let (_, c) = chars.next().unwrap();
+                    value.push(if c == 'n' { '\n' } else { c });
+                }
+                (i, '"') => break eq + 2 + i + 1,
+                (_, c) => value.push(c),
+            }
+        };
+        labels.insert(key, value);
+        rest = rest[end..].trim_start_matches(',');
+    }
+    (name, labels)
+}
+
+/// The documented family a series belongs to (histograms expose `_bucket`, `_sum`, `_count`).
+fn family<'d>(
+    series: &str,
+    docs: &'d BTreeMap<String, (String, BTreeSet<String>)>,
+) -> Option<(&'d String, &'d BTreeSet<String>, bool)> {
+    if let Some((name, (_, labels))) = docs.get_key_value(series) {
+        return Some((name, labels, false));
+    }
+    ["_bucket", "_sum", "_count"].iter().find_map(|suffix| {
+        let base = series.strip_suffix(suffix)?;
+        let (name, (kind, labels)) = docs.get_key_value(base)?;
+        (kind == "histogram").then_some((name, labels, *suffix == "_bucket"))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_scrape_matches_the_documented_list() {
+    let gw = Gateway::start(&format!(
+        "name: tel\nbackends:\n{}telemetry:\n  enablePrometheusMetricsPath: true\n",
+        stdio_backend("weather", "")
+    ));
+    let c = Client::connect(&gw.url).await;
+    assert_eq!(
+        text_of(&c.call("weather_echo", json!({"text": "hi"})).await),
+        "hi"
+    );
+    assert!(c.call("nope", json!({})).await.get("error").is_some());
+    c.ok("tools/list", json!({})).await;
+
+    let resp = http()
+        .get(format!("{}/metrics", gw.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let content_type = resp.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(
+        content_type.starts_with("text/plain; version=0.0.4"),
+        "{content_type}"
+    );
+    let page = resp.text().await.unwrap();
+
+    let docs = documented();
+    let mut seen = BTreeSet::new();
+    for line in page
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let (series, labels) = parse_sample(line);
+        let Some((name, allowed, bucket)) = family(&series, &docs) else {
+            panic!("{series} is not in docs/metrics.md:\n{line}");
+        };
+        for key in labels.keys() {
+            assert!(
+                allowed.contains(key) || (bucket && key == "le"),
+                "{series}: label {key} is not documented for {name}"
+            );
+        }
+        seen.insert(name.clone());
+    }
+    for expected in [
+        "toolhive_mcp_requests_total",
+        "toolhive_mcp_request_duration_seconds",
+        "mcp_server_operation_duration_seconds",
+        "toolhive_mcp_tool_calls_total",
+        "mcp_client_operation_duration_seconds",
+        "toolhive_vmcp_backend_requests_total",
+        "toolhive_vmcp_backend_requests_duration_seconds",
+        "toolhive_vmcp_backends_discovered",
+    ] {
+        assert!(seen.contains(expected), "{expected} not scraped:\n{page}");
+    }
+    // ToolHive's dashboards query these exact series.
+    assert!(
+        page.contains("toolhive_mcp_tool_calls_total{server=\"tel\",tool=\"weather_echo\"} 1"),
+        "{page}"
+    );
+    assert!(
+        page.contains("toolhive_vmcp_backends_discovered 1"),
+        "{page}"
+    );
+    // The unknown tool's failure is labelled with its JSON-RPC code.
+    assert!(
+        page.lines().any(
+            |l| l.starts_with("mcp_server_operation_duration_seconds_count")
+                && l.contains("error_type=\"-32602\"")
+        ),
+        "{page}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_path_is_off_without_the_flag() {
+    let gw = Gateway::start(&format!(
+        "name: tel\nbackends:\n{}",
+        stdio_backend("weather", "")
+    ));
+    let resp = http()
+        .get(format!("{}/metrics", gw.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+}
+
+/// A gateway tracing every request to `receiver`, in front of an HTTP fixture seen through a
+/// recording proxy.
+async fn traced_gateway(
+    receiver: &OtlpReceiver,
+    sampling: &str,
+) -> (Gateway, RecordingProxy, tokio::task::JoinHandle<()>) {
+    let (backend_url, task) = serve_http_in_process(FixtureOptions {
+        name: "weather".into(),
+        ..FixtureOptions::default()
+    })
+    .await;
+    let proxy = RecordingProxy::start(&backend_url).await;
+    let gw = Gateway::start_env(
+        &format!(
+            "name: tel\nbackends:\n{}telemetry:\n  endpoint: {}\n  insecure: true\n  tracingEnabled: true\n  samplingRate: \"{sampling}\"\n  serviceName: vmcp-under-test\n",
+            http_backend("weather", &proxy.url),
+            receiver.endpoint
+        ),
+        &[],
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
+    );
+    (gw, proxy, task)
+}
+
+async fn spans_of(receiver: &OtlpReceiver, trace_id: &str, n: usize) -> Vec<ReceivedSpan> {
+    let arrived = eventually(Duration::from_secs(15), || async {
+        receiver
+            .spans()
+            .iter()
+            .filter(|s| s.trace_id == trace_id)
+            .count()
+            >= n
+    })
+    .await;
+    let spans: Vec<_> = receiver
+        .spans()
+        .into_iter()
+        .filter(|s| s.trace_id == trace_id)
+        .collect();
+    assert!(arrived, "fewer than {n} spans of {trace_id}: {spans:#?}");
+    spans
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_call_trace_reaches_the_collector_and_the_backend() {
+    let receiver = OtlpReceiver::start().await;
+    let (gw, proxy, _backend) = traced_gateway(&receiver, "1").await;
+    let c = Client::connect(&gw.url).await;
+
+    // Context from the HTTP header.
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let parent = "00f067aa0ba902b7";
+    let body = json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+        "params": {"name": "weather_echo", "arguments": {"text": "traced"}}});
+    let traceparent = format!("00-{trace_id}-{parent}-01");
+    let a = c
+        .post_bytes(
+            c.session.clone(),
+            serde_json::to_vec(&body).unwrap(),
+            &[("traceparent", &traceparent)],
+        )
+        .await;
+    assert_eq!(text_of(&a.body), "traced", "{}", a.text);
+
+    let spans = spans_of(&receiver, trace_id, 2).await;
+    let server = spans
+        .iter()
+        .find(|s| s.kind == "server")
+        .unwrap_or_else(|| panic!("no server span: {spans:#?}"));
+    assert_eq!(server.name, "tools/call weather_echo");
+    assert_eq!(server.parent_span_id, parent, "{server:#?}");
+    assert_eq!(server.attribute("mcp.method.name"), Some("tools/call"));
+    assert_eq!(server.attribute("gen_ai.tool.name"), Some("weather_echo"));
+    assert_eq!(server.attribute("mcp.session.id"), c.session.as_deref());
+    assert_eq!(server.service, "vmcp-under-test");
+    let client = spans
+        .iter()
+        .find(|s| s.kind == "client")
+        .unwrap_or_else(|| panic!("no client span: {spans:#?}"));
+    assert_eq!(client.name, "tools/call echo");
+    assert_eq!(client.parent_span_id, server.span_id, "{spans:#?}");
+    assert_eq!(client.attribute("target.workload_name"), Some("weather"));
+
+    // The backend got the client span as its parent, as a header and in `_meta`.
+    let backend_parent = format!("00-{trace_id}-{}-01", client.span_id);
+    let sent = proxy.sent().to_ascii_lowercase();
+    assert!(
+        sent.contains(&format!("traceparent: {backend_parent}\r\n")),
+        "no traceparent header {backend_parent} in:\n{sent}"
+    );
+    assert!(
+        sent.contains(&format!("\"traceparent\":\"{backend_parent}\"")),
+        "no _meta.traceparent {backend_parent} in:\n{sent}"
+    );
+
+    // Context from `params._meta`, no header: the same shape of trace.
+    let trace_id = "0af7651916cd43dd8448eb211c80319c";
+    let parent = "b7ad6b7169203331";
+    let body = json!({"jsonrpc": "2.0", "id": 42, "method": "tools/call",
+        "params": {"name": "weather_echo", "arguments": {"text": "meta"},
+            "_meta": {"traceparent": format!("00-{trace_id}-{parent}-01")}}});
+    let a = c.post_raw(c.session.clone(), body).await;
+    assert_eq!(text_of(&a.body), "meta", "{}", a.text);
+    let spans = spans_of(&receiver, trace_id, 2).await;
+    let server = spans.iter().find(|s| s.kind == "server").unwrap();
+    assert_eq!(server.parent_span_id, parent, "{spans:#?}");
+    let client = spans.iter().find(|s| s.kind == "client").unwrap();
+    assert_eq!(client.parent_span_id, server.span_id, "{spans:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sampling_rate_zero_exports_no_spans() {
+    let receiver = OtlpReceiver::start().await;
+    let (mut gw, proxy, _backend) = traced_gateway(&receiver, "0").await;
+    let c = Client::connect(&gw.url).await;
+    for text in ["one", "two"] {
+        assert_eq!(
+            text_of(&c.call("weather_echo", json!({"text": text})).await),
+            text
+        );
+    }
+    // Shutdown flushes whatever the batch holds: nothing may arrive.
+    assert!(gw.terminate().success(), "{}", gw.logs());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(receiver.spans().is_empty(), "{:#?}", receiver.spans());
+    // Context still propagates, marked not sampled.
+    let sent = proxy.sent().to_ascii_lowercase();
+    assert!(
+        sent.lines()
+            .any(|l| l.starts_with("traceparent: 00-") && l.trim_end().ends_with("-00")),
+        "{sent}"
+    );
+}
