@@ -265,3 +265,52 @@ mod rmcp_peer {
         let _ = client.cancel().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn call_tool_is_metered_as_the_tool_it_runs_and_a_composite_by_its_own_name() {
+    let yaml = format!(
+        "{}compositeTools:
+  - name: echo_flow
+    description: Echo twice
+    steps:
+      - {{id: one, tool: notes.echo, arguments: {{text: one}}}}
+      - {{id: two, tool: notes.echo, dependsOn: [one], arguments: {{text: two}}}}
+optimizer: {{}}
+",
+        config(
+            "  tools:
+    - name: notes_echo
+      shared: {maxTokens: 1, refillPeriod: 1h}
+    - name: echo_flow
+      shared: {maxTokens: 1, refillPeriod: 1h}
+",
+        )
+    );
+    let gw = Gateway::start(&yaml);
+    let c = Client::connect(&gw.url).await;
+    let run = |tool: &str, parameters: Value| json!({"name": "call_tool", "arguments": {"tool_name": tool, "parameters": parameters}});
+    let first = c
+        .ok("tools/call", run("notes_echo", json!({"text": "a"})))
+        .await;
+    assert_eq!(said(&first), "a");
+    assert_eq!(
+        c.ok("tools/call", run("notes_echo", json!({"text": "b"})))
+            .await,
+        legacy_rejection(3600)
+    );
+    // Other tools through call_tool are not limited.
+    for _ in 0..3 {
+        let r = c
+            .ok("tools/call", run("notes_add", json!({"a": 1, "b": 2})))
+            .await;
+        assert_ne!(r["isError"], true, "{r}");
+    }
+    // The composite's steps call notes_echo, whose bucket is empty: steps are not metered, the
+    // composite is, by its own name.
+    let flow = c.ok("tools/call", run("echo_flow", json!({}))).await;
+    assert_ne!(flow["isError"], true, "{flow}");
+    assert_eq!(
+        c.ok("tools/call", run("echo_flow", json!({}))).await,
+        legacy_rejection(3600)
+    );
+}
