@@ -286,17 +286,24 @@ impl Gateway {
         let answers = futures_util::future::join_all(shared.iter().map(|b| async move {
             tokio::time::timeout(budget, discover::query(b, None))
                 .await
-                .unwrap_or(Err(vmcp_backend::BackendError::Timeout(budget)))
+                .map_err(|_| None)
+                .and_then(|r| r.map_err(Some))
         }))
         .await;
         let mut caps = Vec::new();
         let mut failed = Vec::new();
+        let mut out_of_time = false;
         for (backend, answer) in shared.iter().zip(answers) {
             match answer {
                 Ok(c) => caps.push(c),
                 Err(e) => {
-                    tracing::warn!(backend = %backend.id(), error = %e, "capability discovery failed");
-                    failed.push((backend.id().to_string(), e.to_string()));
+                    out_of_time |= e.is_none();
+                    let why = e.map_or_else(
+                        || format!("no answer within the discovery budget ({budget:?})"),
+                        |e| e.to_string(),
+                    );
+                    tracing::warn!(backend = %backend.id(), error = %why, "capability discovery failed");
+                    failed.push((backend.id().to_string(), why));
                 }
             }
         }
@@ -310,6 +317,10 @@ impl Gateway {
         if !failed.is_empty() {
             let all_failed = caps.is_empty() && !shared.is_empty();
             if self.opts().partial_failure == PartialFailureMode::Fail || all_failed {
+                // A backend that ran out of the budget makes it a timeout (504), as before.
+                if out_of_time {
+                    return Err(CoreError::DiscoveryTimeout(self.opts().discovery_timeout));
+                }
                 return Err(CoreError::DiscoveryFailed(describe(&failed)));
             }
         }

@@ -5,9 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use vmcp_backend::Backend;
+use vmcp_backend::{Backend, Notice};
 
 use crate::gateway::Gateway;
+
+/// The first re-check of a withdrawn backend; it doubles up to the interval.
+const RETRY_FIRST: Duration = Duration::from_millis(500);
 
 /// How often and how long backends are checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,13 +39,33 @@ impl Gateway {
     /// Starts checking `backend` (when checks are on), first after `interval + offset`.
     pub(crate) fn check_one(&self, backend: &Arc<Backend>, checks: HealthChecks, offset: Duration) {
         let b = backend.clone();
+        let mut notices = backend.notices();
         let task = tokio::spawn(async move {
-            let start = tokio::time::Instant::now() + checks.interval + offset;
-            let mut ticks = tokio::time::interval_at(start, checks.interval);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut next = tokio::time::Instant::now() + checks.interval + offset;
+            let mut retry = RETRY_FIRST;
             loop {
-                ticks.tick().await;
+                tokio::select! {
+                    () = tokio::time::sleep_until(next) => {}
+                    notice = notices.recv() => {
+                        // Withdrawn by its calls: start re-checking soon, not at the next interval.
+                        if matches!(notice, Ok(Notice::Advertised(false))) {
+                            next = next.min(tokio::time::Instant::now() + RETRY_FIRST);
+                        }
+                        continue;
+                    }
+                }
                 b.check(checks.timeout).await;
+                // A withdrawn backend is re-checked sooner (backing off to the interval), so one
+                // that restarted comes back in about a second, not a whole interval later.
+                let wait = if b.is_advertised() {
+                    retry = RETRY_FIRST;
+                    checks.interval
+                } else {
+                    let wait = retry.min(checks.interval);
+                    retry = retry.saturating_mul(2);
+                    wait
+                };
+                next = tokio::time::Instant::now() + wait;
             }
         });
         self.backend_task(backend.id(), task);

@@ -204,8 +204,13 @@ pub(crate) fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions>
         },
         discovery_timeout: config.server.discovery_timeout,
         rate_limiter: config.rate_limiting.as_ref().map(rate_limiter),
-        // ToolHive debounces health-driven changes to the check interval.
-        health_debounce: config.operational.failure_handling.health_check_interval,
+        // ToolHive debounces health-driven changes to the check interval; past 5 s that delays a
+        // recovered backend's return for nothing (flapping is already damped to one change per 5 s).
+        health_debounce: config
+            .operational
+            .failure_handling
+            .health_check_interval
+            .min(std::time::Duration::from_secs(5)),
         ..GatewayOptions::default()
     })
 }
