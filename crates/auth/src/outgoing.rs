@@ -208,6 +208,7 @@ impl TokenExchange {
         let key = key_of(subject);
         if let Some(t) = self.cached(&key) {
             self.hits.fetch_add(1, Ordering::Relaxed);
+            vmcp_telemetry::cache_lookup("token_exchange", true);
             return Ok(t);
         }
         let gate = self
@@ -221,8 +222,10 @@ impl TokenExchange {
         // Whoever held the gate before us may have filled the cache.
         if let Some(t) = self.cached(&key) {
             self.hits.fetch_add(1, Ordering::Relaxed);
+            vmcp_telemetry::cache_lookup("token_exchange", true);
             return Ok(t);
         }
+        vmcp_telemetry::cache_lookup("token_exchange", false);
         let outcome = self.request(subject).await;
         self.in_flight
             .lock()

@@ -81,6 +81,9 @@ pub(crate) enum Scenario {
     /// 6: a 5-step composite tool against its 5 steps called directly and through the gateway.
     #[value(alias = "6")]
     Composite,
+    /// 7: tools/call with telemetry off, metrics on, traces sampled at 10%.
+    #[value(alias = "7")]
+    Telemetry,
 }
 
 /// What one run does, resolved from [`Cli`].
@@ -131,6 +134,7 @@ impl Cli {
                     Scenario::Paging,
                     Scenario::Memory,
                     Scenario::Composite,
+                    Scenario::Telemetry,
                 ]
             }),
             repeat: self.repeat.max(1),

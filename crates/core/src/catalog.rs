@@ -161,6 +161,14 @@ impl Catalog {
             .filter(|c| c.logging)
             .map(|c| c.backend.clone())
             .collect();
+        for (kind, n) in [
+            ("tools", cat.tools.len()),
+            ("resources", cat.resources.len()),
+            ("resource_templates", cat.templates.len()),
+            ("prompts", cat.prompts.len()),
+        ] {
+            vmcp_telemetry::catalog_size(kind, n as u64);
+        }
         Ok(cat)
     }
 

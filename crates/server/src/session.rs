@@ -193,6 +193,14 @@ impl Session {
     }
 }
 
+// `toolhive_mcp_active_connections` counts sessions from creation until the last reference
+// (the store's, or a request still running in it) goes.
+impl Drop for Session {
+    fn drop(&mut self) {
+        vmcp_telemetry::session_closed();
+    }
+}
+
 /// Whether a `notifications/message` with these params is at or above level `min` (an index into
 /// [`LOG_LEVELS`]); a message without a level counts as `info`, an unknown level passes.
 pub(crate) fn log_passes(params: Option<&Value>, min: usize) -> bool {
@@ -281,6 +289,7 @@ impl SessionStore {
             None
         };
         map.insert(session.id.clone(), session.clone());
+        vmcp_telemetry::session_opened();
         (session, evicted)
     }
 

@@ -223,7 +223,7 @@ pub fn install(
             .map(|m| instruments::Instruments::new(&m.meter("vmcp"))),
         tracer: tracers.as_ref().map(|t| t.tracer("vmcp")),
         scrape,
-        server_name: StringValue::from(server_name.to_owned()),
+        server_name: StringValue::from(Arc::<str>::from(server_name)),
         legacy_attributes: cfg.use_legacy_attributes,
         env_attributes,
     };

@@ -246,6 +246,61 @@ mod tests {
     }
 
     #[test]
+    fn encodes_counters_gauges_and_histograms() {
+        use opentelemetry::metrics::MeterProvider as _;
+        use opentelemetry_sdk::metrics::reader::MetricReader as _;
+        use opentelemetry_sdk::metrics::{ManualReader, SdkMeterProvider};
+        use std::sync::Arc;
+
+        let reader = Arc::new(ManualReader::builder().build());
+        let provider = SdkMeterProvider::builder()
+            .with_reader(crate::Scrape(reader.clone()))
+            .build();
+        let m = provider.meter("test");
+        let c = m
+            .u64_counter("toolhive_mcp_requests")
+            .with_description("Requests")
+            .build();
+        c.add(
+            2,
+            &[
+                KeyValue::new("mcp.method.name", "tools/call"),
+                KeyValue::new("status", "ok"),
+            ],
+        );
+        let h = m
+            .f64_histogram("mcp.server.operation.duration")
+            .with_unit("s")
+            .with_boundaries(vec![0.1, 1.0])
+            .build();
+        h.record(0.05, &[]);
+        h.record(0.5, &[]);
+        h.record(5.0, &[]);
+        let u = m
+            .i64_up_down_counter("toolhive_mcp_active_connections")
+            .build();
+        u.add(3, &[]);
+        u.add(-1, &[]);
+        let mut rm = ResourceMetrics::default();
+        reader.collect(&mut rm).unwrap_or_else(|e| panic!("{e}"));
+        let text = encode(&rm);
+        for line in [
+            "# TYPE toolhive_mcp_requests_total counter",
+            "toolhive_mcp_requests_total{mcp_method_name=\"tools/call\",status=\"ok\"} 2",
+            "# TYPE mcp_server_operation_duration_seconds histogram",
+            "mcp_server_operation_duration_seconds_bucket{le=\"0.1\"} 1",
+            "mcp_server_operation_duration_seconds_bucket{le=\"1\"} 2",
+            "mcp_server_operation_duration_seconds_bucket{le=\"+Inf\"} 3",
+            "mcp_server_operation_duration_seconds_sum 5.55",
+            "mcp_server_operation_duration_seconds_count 3",
+            "# TYPE toolhive_mcp_active_connections gauge",
+            "toolhive_mcp_active_connections 2",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line:?} in:\n{text}");
+        }
+    }
+
+    #[test]
     fn label_values_are_escaped() {
         assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
     }

@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::future::Either;
@@ -67,40 +68,47 @@ fn meta_parent(params: Option<&Value>) -> Option<Context> {
     cx.span().span_context().is_valid().then_some(cx)
 }
 
-/// A method name as a static string when it is one of MCP's (no allocation per request).
-fn method_value(method: &str) -> StringValue {
-    const KNOWN: [&str; 16] = [
-        "tools/call",
-        "tools/list",
-        "resources/read",
-        "resources/list",
-        "resources/templates/list",
-        "resources/subscribe",
-        "resources/unsubscribe",
-        "prompts/get",
-        "prompts/list",
-        "completion/complete",
-        "initialize",
-        "ping",
-        "logging/setLevel",
-        "server/discover",
-        "subscriptions/listen",
-        "notifications/initialized",
-    ];
-    match KNOWN.iter().find(|m| **m == method) {
-        Some(m) => StringValue::from(*m),
-        None => StringValue::from(method.to_owned()),
+/// The MCP methods, so a method's name is a static string (no allocation per request).
+const KNOWN_METHODS: [&str; 16] = [
+    "tools/call",
+    "tools/list",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/get",
+    "prompts/list",
+    "completion/complete",
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "server/discover",
+    "subscriptions/listen",
+    "notifications/initialized",
+];
+
+/// `method` as a static string when it is one of MCP's, else owned.
+fn method_name(method: &str) -> Cow<'static, str> {
+    match KNOWN_METHODS.iter().find(|m| **m == method) {
+        Some(m) => Cow::Borrowed(*m),
+        None => Cow::Owned(method.to_owned()),
     }
 }
 
+/// A shared string attribute value: cloned by reference count, not by copy.
+fn shared(s: &str) -> StringValue {
+    StringValue::from(Arc::<str>::from(s))
+}
+
 /// What a request names: the tool, prompt or resource.
-fn target(method: &str, params: Option<&Value>) -> Option<String> {
+fn target(method: &str, params: Option<&Value>) -> Option<StringValue> {
     let key = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" | "resources/subscribe" | "resources/unsubscribe" => "uri",
         _ => return None,
     };
-    params?.get(key)?.as_str().map(str::to_owned)
+    params?.get(key)?.as_str().map(shared)
 }
 
 /// One client request being served: started where the method is known, finished by
@@ -111,7 +119,7 @@ struct ServerInner {
     g: &'static Global,
     started: Instant,
     method: StringValue,
-    target: Option<String>,
+    target: Option<StringValue>,
     protocol_version: Option<StringValue>,
     /// The context holding the server span, when tracing.
     cx: Option<Context>,
@@ -132,57 +140,29 @@ impl ServerRequest {
         let Some(g) = global() else {
             return Self(None);
         };
-        let method_v = method_value(method);
+        let method_v = StringValue::from(method_name(method));
         let target = target(method, params);
-        let protocol_version = protocol_version.map(|v| StringValue::from(v.to_owned()));
+        let protocol_version = protocol_version.map(shared);
         let cx = g.tracer.as_ref().map(|tracer| {
             let parent = meta_parent(params).unwrap_or_else(Context::current);
-            let name = match &target {
-                Some(t) => format!("{method} {t}"),
-                None => method.to_owned(),
-            };
-            let mut attrs = vec![
-                KeyValue::new("mcp.method.name", method_v.clone()),
-                KeyValue::new("rpc.system.name", "jsonrpc"),
-                KeyValue::new("network.transport", "tcp"),
-                KeyValue::new("network.protocol.name", "http"),
-            ];
-            if let Some(id) = id {
-                let id = match id {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                attrs.push(KeyValue::new("jsonrpc.request.id", id));
-            }
-            if let Some(s) = session {
-                attrs.push(KeyValue::new("mcp.session.id", s.to_owned()));
-            }
-            if let Some(v) = &protocol_version {
-                attrs.push(KeyValue::new("mcp.protocol.version", v.clone()));
-            }
-            if let Some(t) = &target {
-                let key = match method {
-                    "tools/call" => "gen_ai.tool.name",
-                    "prompts/get" => "gen_ai.prompt.name",
-                    _ => "mcp.resource.uri",
-                };
-                attrs.push(KeyValue::new(key, t.clone()));
-                if method == "tools/call" {
-                    attrs.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
-                    if g.legacy_attributes {
-                        attrs.push(KeyValue::new("mcp.tool.name", t.clone()));
-                    }
-                }
-            }
-            if g.legacy_attributes {
-                attrs.push(KeyValue::new("mcp.method", method_v.clone()));
-            }
-            attrs.extend(g.env_attributes.iter().cloned());
-            let span = tracer
-                .span_builder(name)
+            let mut span = tracer
+                .span_builder(method_name(method))
                 .with_kind(SpanKind::Server)
-                .with_attributes(attrs)
                 .start_with_context(tracer, &parent);
+            // Names and attributes only for spans that are recorded (most are not when sampling).
+            if span.is_recording() {
+                if let Some(t) = &target {
+                    span.update_name(format!("{method} {}", t.as_str()));
+                }
+                span.set_attributes(server_attributes(
+                    g,
+                    &method_v,
+                    target.as_ref(),
+                    id,
+                    session,
+                    protocol_version.as_ref(),
+                ));
+            }
             parent.with_span(span)
         });
         Self(Some(Box::new(ServerInner {
@@ -214,6 +194,56 @@ impl ServerRequest {
     }
 }
 
+/// A recorded server span's attributes (ToolHive's, from the MCP conventions).
+fn server_attributes(
+    g: &Global,
+    method: &StringValue,
+    target: Option<&StringValue>,
+    id: Option<&Value>,
+    session: Option<&str>,
+    protocol_version: Option<&StringValue>,
+) -> Vec<KeyValue> {
+    let mut attrs = vec![
+        KeyValue::new("mcp.method.name", method.clone()),
+        KeyValue::new("rpc.system.name", "jsonrpc"),
+        KeyValue::new("network.transport", "tcp"),
+        KeyValue::new("network.protocol.name", "http"),
+    ];
+    if let Some(id) = id {
+        let id = match id {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        attrs.push(KeyValue::new("jsonrpc.request.id", id));
+    }
+    if let Some(s) = session {
+        attrs.push(KeyValue::new("mcp.session.id", s.to_owned()));
+    }
+    if let Some(v) = protocol_version {
+        attrs.push(KeyValue::new("mcp.protocol.version", v.clone()));
+    }
+    let is_call = method.as_str() == "tools/call";
+    if let Some(t) = target {
+        let key = match method.as_str() {
+            "tools/call" => "gen_ai.tool.name",
+            "prompts/get" => "gen_ai.prompt.name",
+            _ => "mcp.resource.uri",
+        };
+        attrs.push(KeyValue::new(key, t.clone()));
+        if is_call {
+            attrs.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+            if g.legacy_attributes {
+                attrs.push(KeyValue::new("mcp.tool.name", t.clone()));
+            }
+        }
+    }
+    if g.legacy_attributes {
+        attrs.push(KeyValue::new("mcp.method", method.clone()));
+    }
+    attrs.extend(g.env_attributes.iter().cloned());
+    attrs
+}
+
 impl ServerInner {
     fn finish(self, o: &Outcome) {
         let elapsed = self.started.elapsed().as_secs_f64();
@@ -231,7 +261,7 @@ impl ServerInner {
                 semconv.push(KeyValue::new("error.type", e.clone()));
             }
             m.server_duration.record(elapsed, &semconv);
-            let resource_id = self.target.clone().unwrap_or_default();
+            let resource_id = self.target.clone().unwrap_or_else(|| StringValue::from(""));
             let toolhive = [
                 KeyValue::new("method", "POST"),
                 KeyValue::new("status_code", status_text(o.status)),
@@ -314,7 +344,7 @@ struct ClientInner {
     started: Instant,
     attrs: Vec<KeyValue>,
     method: StringValue,
-    tool: Option<String>,
+    tool: Option<StringValue>,
     network: &'static str,
     cx: Option<Context>,
     traceparent: Option<String>,
@@ -333,37 +363,41 @@ impl BackendCall {
         let Some(g) = global() else {
             return Self(None);
         };
-        let method_v = method_value(method);
+        let method_v = StringValue::from(method_name(method));
         let tool = (method == "tools/call")
             .then(|| target(method, params))
             .flatten();
         let network = if transport == "stdio" { "pipe" } else { "tcp" };
-        let backend_v = StringValue::from(backend.to_owned());
-        let mut attrs = vec![
-            KeyValue::new("target.workload_id", backend_v.clone()),
-            KeyValue::new("target.workload_name", backend_v),
-            KeyValue::new("target.transport_type", transport),
-            KeyValue::new("action", action(method)),
-            KeyValue::new("mcp.method.name", method_v.clone()),
-        ];
-        if let Some(t) = &tool {
-            attrs.push(KeyValue::new("gen_ai.tool.name", t.clone()));
-        }
+        let backend_v = shared(backend);
+        let attrs = || {
+            let mut attrs = vec![
+                KeyValue::new("target.workload_id", backend_v.clone()),
+                KeyValue::new("target.workload_name", backend_v.clone()),
+                KeyValue::new("target.transport_type", transport),
+                KeyValue::new("action", action(method)),
+                KeyValue::new("mcp.method.name", method_v.clone()),
+            ];
+            if let Some(t) = &tool {
+                attrs.push(KeyValue::new("gen_ai.tool.name", t.clone()));
+            }
+            attrs
+        };
         let (mut cx, mut traceparent, mut tracestate) = (None, None, None);
         if let Some(tracer) = &g.tracer {
-            let name = match target(method, params) {
-                Some(t) if method != "resources/read" => format!("{method} {t}"),
-                _ => method.to_owned(),
-            };
-            let mut span_attrs = attrs.clone();
-            span_attrs.push(KeyValue::new("network.transport", network));
-            span_attrs.push(KeyValue::new("rpc.system.name", "jsonrpc"));
             let parent = Context::current();
-            let span = tracer
-                .span_builder(name)
+            let mut span = tracer
+                .span_builder(method_name(method))
                 .with_kind(SpanKind::Client)
-                .with_attributes(span_attrs)
                 .start_with_context(tracer, &parent);
+            if span.is_recording() {
+                if let Some(t) = target(method, params).filter(|_| method != "resources/read") {
+                    span.update_name(format!("{method} {}", t.as_str()));
+                }
+                let mut span_attrs = attrs();
+                span_attrs.push(KeyValue::new("network.transport", network));
+                span_attrs.push(KeyValue::new("rpc.system.name", "jsonrpc"));
+                span.set_attributes(span_attrs);
+            }
             let sc = span.span_context().clone();
             traceparent = Some(format!(
                 "00-{}-{}-{:02x}",
@@ -375,6 +409,11 @@ impl BackendCall {
             tracestate = (!state.is_empty()).then_some(state);
             cx = Some(parent.with_span(span));
         }
+        let attrs = if g.metrics.is_some() {
+            attrs()
+        } else {
+            Vec::new()
+        };
         Self(Some(Box::new(ClientInner {
             g,
             started: Instant::now(),

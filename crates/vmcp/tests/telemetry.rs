@@ -1,7 +1,7 @@
 //! Metrics and traces through the real binary: `/metrics` scraped and checked against the list in
 //! docs/metrics.md; a tools/call's server and client spans received by an OTLP collector (the
-//! test kit's receiver) in the client's trace, with the backend getting that trace's context; and
-//! `samplingRate: 0` exporting nothing.
+//! test kit's receiver) in the client's trace, with the backend getting that trace's context, and
+//! metrics pushed there too; and `samplingRate: 0` exporting no span.
 
 #![allow(clippy::unwrap_used)] // Test code: a panic is the failure report.
 
@@ -183,12 +183,15 @@ async fn traced_gateway(
     let proxy = RecordingProxy::start(&backend_url).await;
     let gw = Gateway::start_env(
         &format!(
-            "name: tel\nbackends:\n{}telemetry:\n  endpoint: {}\n  insecure: true\n  tracingEnabled: true\n  samplingRate: \"{sampling}\"\n  serviceName: vmcp-under-test\n",
+            "name: tel\nbackends:\n{}telemetry:\n  endpoint: {}\n  insecure: true\n  tracingEnabled: true\n  metricsEnabled: true\n  samplingRate: \"{sampling}\"\n  serviceName: vmcp-under-test\n",
             http_backend("weather", &proxy.url),
             receiver.endpoint
         ),
         &[],
-        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
+        &[
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
+        ],
     );
     (gw, proxy, task)
 }
@@ -277,6 +280,19 @@ async fn tools_call_trace_reaches_the_collector_and_the_backend() {
     assert_eq!(server.parent_span_id, parent, "{spans:#?}");
     let client = spans.iter().find(|s| s.kind == "client").unwrap();
     assert_eq!(client.parent_span_id, server.span_id, "{spans:#?}");
+
+    // Metrics go to the same collector over OTLP, under their instrument names.
+    let pushed = eventually(Duration::from_secs(10), || async {
+        let names = receiver.metric_names();
+        [
+            "mcp.server.operation.duration",
+            "toolhive_vmcp_backend_requests",
+        ]
+        .iter()
+        .all(|n| names.iter().any(|m| m == n))
+    })
+    .await;
+    assert!(pushed, "{:?}", receiver.metric_names());
 }
 
 #[tokio::test(flavor = "multi_thread")]

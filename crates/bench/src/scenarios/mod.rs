@@ -6,6 +6,7 @@ mod listing;
 mod memory;
 mod paging;
 mod session;
+mod telemetry;
 
 use crate::cli::{Scenario, Settings};
 use crate::procs::Env;
@@ -28,5 +29,6 @@ pub(crate) async fn run(
         Scenario::Paging => paging::run(env, s).await,
         Scenario::Memory => memory::run(env, s, findings).await,
         Scenario::Composite => composite::run(env, s).await,
+        Scenario::Telemetry => telemetry::run(env, s).await,
     }
 }
