@@ -69,7 +69,11 @@ fn status_value(state: &AppState) -> Value {
             let mut v = serde_json::to_value(b.status()).unwrap_or(Value::Null);
             if let (Some(obj), Some(cat)) = (v.as_object_mut(), &catalog) {
                 obj.insert("toolCount".into(), json!(cat.tool_count(b.id())));
-                if let Some((_, why)) = cat.failed().iter().find(|(id, _)| id == b.id()) {
+                // The health machine's last error first; else why discovery failed.
+                let no_error = obj.get("lastError").is_none_or(Value::is_null);
+                if let Some((_, why)) = cat.failed().iter().find(|(id, _)| id == b.id())
+                    && no_error
+                {
                     obj.insert("lastError".into(), json!(why));
                 }
             }

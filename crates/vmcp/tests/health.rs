@@ -10,7 +10,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::eras::{ModernClient, SseReader, backend_status};
+use common::eras::{
+    Answerer, BackendEra, ModernClient, SseReader, backend_status, rmcp_legacy, spawn_sdk,
+};
 use common::{Client, Gateway, children_matching, eventually, http_backend, stdio_backend};
 use serde_json::{Value, json};
 use vmcp_testkit::{FaultMode, FaultProxy, FixtureProcess};
@@ -337,7 +339,6 @@ async fn flapping_is_damped_to_one_announcement_per_window() {
     weather.set(FaultMode::Pass);
     let window = flapping.elapsed();
     let told = changes(&mut events, Duration::from_secs(3)).await;
-    eprintln!("told during flapping: {told:?}");
     let tools_told = told
         .iter()
         .filter(|m| *m == "notifications/tools/list_changed")
@@ -444,4 +445,46 @@ async fn one_slow_and_one_dead_backend_do_not_slow_the_others() {
     for (name, states) in [("slow", ["unhealthy"]), ("dead", ["unhealthy"])] {
         wait_health(&gw.base, name, &states).await;
     }
+}
+
+async fn rmcp_tools(client: &common::eras::RmcpClient) -> Vec<String> {
+    client
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// Independent peers on both sides: an rmcp (official Rust SDK) server is the backend that goes
+/// away and comes back, and an rmcp client is told both times.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_rmcp_client_is_told_when_an_rmcp_backend_goes_and_comes_back() {
+    let sdk = spawn_sdk("sdk", BackendEra::Legacy, 0).await;
+    let proxy = FaultProxy::start(&sdk.url).await;
+    let yaml = format!(
+        "name: health\nbackends:\n{}{}{FAST_CHECKS}",
+        stdio_backend("notes", ""),
+        http_backend("sdk", &proxy.url),
+    );
+    let gw = Gateway::start(&yaml);
+    let peer = Answerer::new("peer", json!({}));
+    let client = rmcp_legacy(&gw.url, peer.clone()).await;
+    assert!(rmcp_tools(&client).await.contains(&"sdk_echo".to_owned()));
+
+    proxy.set(FaultMode::Refuse);
+    peer.wait_for("notifications/tools/list_changed", 1).await;
+    let tools = rmcp_tools(&client).await;
+    assert!(!tools.iter().any(|t| t.starts_with("sdk_")), "{tools:?}");
+    assert!(tools.contains(&"notes_echo".to_owned()), "{tools:?}");
+
+    proxy.set(FaultMode::Pass);
+    peer.wait_for("notifications/tools/list_changed", 2).await;
+    assert!(rmcp_tools(&client).await.contains(&"sdk_echo".to_owned()));
+    let s = backend_status(&gw.base, "sdk").await;
+    assert!(
+        ["healthy", "degraded"].contains(&s["health"].as_str().unwrap()),
+        "{s}"
+    );
 }

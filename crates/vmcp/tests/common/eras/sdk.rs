@@ -949,6 +949,14 @@ impl ClientHandler for Answerer {
     ) {
         self.record("notifications/resources/updated", params);
     }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.record("notifications/tools/list_changed", json!({}));
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.record("notifications/prompts/list_changed", json!({}));
+    }
 }
 
 pub type RmcpClient = RunningService<RoleClient, Answerer>;
