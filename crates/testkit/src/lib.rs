@@ -40,8 +40,8 @@ pub use embedding::{EmbeddingFaults, EmbeddingServer, serve_embeddings_in_proces
 pub use fault_proxy::{FaultMode, FaultProxy};
 pub use http::serve_http_in_process;
 pub use otlp::{OtlpReceiver, ReceivedSpan};
-pub use record_proxy::RecordingProxy;
 pub use protocol::METHOD_LOG_ENV;
+pub use record_proxy::RecordingProxy;
 pub use spawn::{FixtureProcess, fixture_bin};
 pub use sse::serve_sse_in_process;
 
