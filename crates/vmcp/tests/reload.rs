@@ -9,7 +9,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::eras::{ModernClient, SseReader};
+use common::eras::{Answerer, ModernClient, SseReader, rmcp_legacy};
 use common::{Client, Gateway, eventually, stdio_backend};
 use serde_json::json;
 
@@ -235,4 +235,31 @@ async fn watch_reloads_when_the_file_changes() {
         .expect("told without a signal");
     assert_eq!(change["method"], "notifications/tools/list_changed");
     assert!(prefixed(&c.tool_names().await, "extra"));
+}
+
+/// An independent client (rmcp, the official Rust SDK) keeps its session across reloads and is
+/// told about the change.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_rmcp_client_keeps_its_session_and_is_told_about_a_reload() {
+    let gw = Gateway::start(&config(&[("notes", "notes")], ""));
+    let peer = Answerer::new("peer", json!({}));
+    let client = rmcp_legacy(&gw.url, peer.clone()).await;
+    std::fs::write(
+        &gw.config_path,
+        config(&[("notes", "notes"), ("extra", "extra")], ""),
+    )
+    .unwrap();
+    hangup(&gw);
+    peer.wait_for("notifications/tools/list_changed", 1).await;
+    let tools: Vec<String> = client
+        .list_all_tools()
+        .await
+        .expect("tools/list in the same session")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(
+        prefixed(&tools, "extra") && prefixed(&tools, "notes"),
+        "{tools:?}"
+    );
 }
