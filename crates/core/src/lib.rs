@@ -17,8 +17,8 @@ mod health;
 mod optimizer;
 mod policy;
 mod prompts;
-mod reconfigure;
 mod rate_limit;
+mod reconfigure;
 mod request_state;
 mod subscriptions;
 mod uri_template;
@@ -33,10 +33,10 @@ pub use error::CoreError;
 pub use gateway::{Caller, Gateway, GatewayOptions};
 pub use health::HealthChecks;
 pub use optimizer::{OptimizerSettings, SemanticSettings, ToolSearch};
-pub use reconfigure::Reconfigured;
 pub use policy::{AggregationPolicy, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy};
 pub use rate_limit::{
     ANONYMOUS, BucketKey, BucketStore, Draw, Limit, MAX_BUCKETS, MemoryStore, RateLimiter,
     RateLimits, StoreError, ToolLimits, Verdict,
 };
+pub use reconfigure::Reconfigured;
 pub use uri_template::UriTemplate;
