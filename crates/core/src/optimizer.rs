@@ -88,8 +88,24 @@ impl OptimizerIndex {
             .unwrap_or_default()
     }
 
-    /// `find_tool` for a caller who may see the tools named in `visible` (None: all of them).
+    /// `find_tool` for a caller who may see the tools named in `visible` (None: all of them),
+    /// recorded in ToolHive's `toolhive_vmcp_optimizer_find_tool_*` metrics.
     pub(crate) async fn find(&self, args: &Value, visible: Option<&HashSet<&str>>) -> Value {
+        let started = std::time::Instant::now();
+        let out = self.search(args, visible).await;
+        let content = &out["structuredContent"];
+        let outcome = match content["token_metrics"]["savings_percent"].as_f64() {
+            Some(savings) if out.get("isError") != Some(&Value::Bool(true)) => {
+                let found = content["tools"].as_array().map_or(0, Vec::len);
+                Ok((found as u64, savings))
+            }
+            _ => Err(()),
+        };
+        vmcp_telemetry::find_tool_finished(started.elapsed(), outcome);
+        out
+    }
+
+    async fn search(&self, args: &Value, visible: Option<&HashSet<&str>>) -> Value {
         let description = match args.get("tool_description") {
             Some(Value::String(d)) if !d.trim().is_empty() => d.as_str(),
             None | Some(Value::Null | Value::String(_)) => {

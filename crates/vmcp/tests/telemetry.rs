@@ -318,3 +318,35 @@ async fn sampling_rate_zero_exports_no_spans() {
         "{sent}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn optimizer_find_tool_is_counted() {
+    let gw = Gateway::start(&format!(
+        "name: tel\nbackends:\n{}optimizer: {{}}\ntelemetry:\n  enablePrometheusMetricsPath: true\n",
+        stdio_backend("weather", "")
+    ));
+    let c = Client::connect(&gw.url).await;
+    let found = c
+        .call(
+            "find_tool",
+            json!({"tool_description": "echo some text back"}),
+        )
+        .await;
+    assert!(found.get("result").is_some(), "{found}");
+    let page = http()
+        .get(format!("{}/metrics", gw.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("toolhive_vmcp_optimizer_find_tool_requests_total 1"),
+        "{page}"
+    );
+    assert!(
+        page.contains("toolhive_vmcp_optimizer_find_tool_duration_seconds_count 1"),
+        "{page}"
+    );
+}
