@@ -628,6 +628,7 @@ impl Backend {
     }
 
     fn announce(&self, t: Transition) {
+        vmcp_telemetry::health_transition(&self.spec.id, t.from.as_str(), t.to.as_str());
         let report = self.health.report();
         if t.to.is_advertised() {
             tracing::info!(backend = %self.spec.id, from = t.from.as_str(), to = t.to.as_str(), "backend health changed");

@@ -85,6 +85,18 @@ pub enum BucketKey {
 }
 
 impl BucketKey {
+    /// The bucket's kind for metrics, and how narrow it is (higher: narrower).
+    fn kind(&self) -> (&'static str, u8) {
+        match self {
+            BucketKey::Shared => ("shared", 0),
+            BucketKey::User(_) => ("per_user", 1),
+            BucketKey::Tool(_) => ("tool_shared", 2),
+            BucketKey::UserTool { .. } => ("tool_per_user", 3),
+        }
+    }
+}
+
+impl BucketKey {
     /// Whether the bucket belongs to one caller (there can be as many as there are callers).
     pub fn is_per_user(&self) -> bool {
         matches!(self, BucketKey::User(_) | BucketKey::UserTool { .. })
@@ -208,9 +220,21 @@ impl RateLimiter {
         if draws.is_empty() {
             return Ok(());
         }
+        // Labelled by the narrowest bucket the request drew from.
+        let bucket = draws
+            .iter()
+            .map(|d| d.key.kind())
+            .max_by_key(|k| k.1)
+            .map_or("shared", |k| k.0);
         match self.store.take(draws).await {
-            Ok(Verdict::Allowed) => Ok(()),
-            Ok(Verdict::Rejected { retry_after }) => Err(CoreError::RateLimited { retry_after }),
+            Ok(Verdict::Allowed) => {
+                vmcp_telemetry::rate_limit_decision(true, bucket);
+                Ok(())
+            }
+            Ok(Verdict::Rejected { retry_after }) => {
+                vmcp_telemetry::rate_limit_decision(false, bucket);
+                Err(CoreError::RateLimited { retry_after })
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "rate limit not enforced for this request");
                 Ok(())

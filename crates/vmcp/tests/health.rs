@@ -96,12 +96,18 @@ async fn world(extra: &str) -> World {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unhealthy_backend_is_withdrawn_from_every_list_and_comes_back() {
-    let w = world("").await;
+    // A composite that uses weather's tool leaves and comes back with it.
+    let w = world(
+        "compositeTools:\n  - name: forecast_twice\n    description: Echo through weather\n    steps:\n      - {id: a, tool: weather.echo, arguments: {text: hi}}\n",
+    )
+    .await;
+    let composite = "forecast_twice".to_owned();
     let c = Client::connect(&w.gw.url).await;
     let modern = ModernClient::new(&w.gw.url);
     let mut events = stream_of(&c).await;
     let weather_tools = |tools: &[String]| tools.iter().any(|t| t.starts_with("weather_"));
     assert!(weather_tools(&c.tool_names().await));
+    assert!(c.tool_names().await.contains(&composite));
     let resources_before = names(&c, "resources/list", "resources", "uri").await;
     let templates_before = names(
         &c,
@@ -133,6 +139,7 @@ async fn an_unhealthy_backend_is_withdrawn_from_every_list_and_comes_back() {
         );
     }
     assert!(!weather_tools(&c.tool_names().await));
+    assert!(!c.tool_names().await.contains(&composite));
     assert!(
         !c.prompt_names()
             .await
@@ -172,6 +179,7 @@ async fn an_unhealthy_backend_is_withdrawn_from_every_list_and_comes_back() {
         "return not announced: {told:?}"
     );
     assert!(weather_tools(&c.tool_names().await));
+    assert!(c.tool_names().await.contains(&composite));
     assert_eq!(
         names(&c, "resources/list", "resources", "uri").await,
         resources_before

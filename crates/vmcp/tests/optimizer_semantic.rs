@@ -113,7 +113,8 @@ async fn the_tei_path_falls_back_to_keywords_when_the_service_fails() {
     let (tei, _task) = serve_embeddings_in_process(model, 4, None).await;
     let gw = gateway(
         &format!(
-            "  embeddingService: {}\n  embeddingServiceTimeout: 1s\n",
+            // 5 s, not less: on a loaded CI machine a real query embedding can take over 1 s.
+            "  embeddingService: {}\n  embeddingServiceTimeout: 5s\n",
             tei.url
         ),
         &[],
