@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio::sync::{Notify, broadcast};
 use vmcp_backend::{Backend, Notice};
 
-use crate::{discover, gateway::Gateway};
+use crate::{catalog::Catalog, discover, gateway::Gateway};
 
 /// What the gateway tells its edges about.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,15 +187,7 @@ impl Gateway {
                 return;
             }
         };
-        let before = self.cached_catalog();
-        let changed: Vec<&'static str> = ["tools", "resources", "prompts"]
-            .into_iter()
-            .filter(|k| {
-                before
-                    .as_ref()
-                    .is_none_or(|b| b.fingerprint(k) != catalog.fingerprint(k))
-            })
-            .collect();
+        let changed = changed_kinds(self.cached_catalog().as_deref(), &catalog);
         *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = Some((caps, failed));
         self.store(catalog);
         self.views.lock().unwrap_or_else(|p| p.into_inner()).clear();
@@ -204,4 +196,12 @@ impl Gateway {
             let _ = self.notices.send(GatewayNotice::ListChanged(changed));
         }
     }
+}
+
+/// The kinds whose advertised lists differ between `before` (None: nothing yet) and `after`.
+pub(crate) fn changed_kinds(before: Option<&Catalog>, after: &Catalog) -> Vec<&'static str> {
+    ["tools", "resources", "prompts"]
+        .into_iter()
+        .filter(|k| before.is_none_or(|b| b.fingerprint(k) != after.fingerprint(k)))
+        .collect()
 }

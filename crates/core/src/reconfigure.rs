@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use vmcp_backend::Backend;
 
-use crate::{
-    changes::GatewayNotice, gateway::Gateway, gateway::GatewayOptions, health::HealthChecks,
-};
+use crate::changes::{GatewayNotice, changed_kinds};
+use crate::gateway::{Gateway, GatewayOptions};
+use crate::health::HealthChecks;
 
 /// What a reconfiguration did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -100,14 +100,7 @@ impl Gateway {
         self.views.lock().unwrap_or_else(|p| p.into_inner()).clear();
         match fresh {
             Some(catalog) => {
-                report.changed = ["tools", "resources", "prompts"]
-                    .into_iter()
-                    .filter(|k| {
-                        before
-                            .as_ref()
-                            .is_none_or(|b| b.fingerprint(k) != catalog.fingerprint(k))
-                    })
-                    .collect();
+                report.changed = changed_kinds(before.as_deref(), &catalog);
                 self.store(catalog);
             }
             None => {

@@ -1,10 +1,11 @@
 //! A TCP proxy in front of a backend that can be made to fail while it runs: pass traffic,
 //! refuse it (every connection reset), answer `401`, or add latency to every request. Switching
 //! mode cuts the connections already open, so a client's pooled keep-alive connection sees the
-//! new behaviour at once.
+//! new behaviour at once. It also records every byte clients send through it, for tests that
+//! check what a backend received on the wire (headers included) without its cooperation.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -31,6 +32,7 @@ pub struct FaultProxy {
     pub url: String,
     mode: watch::Sender<FaultMode>,
     accepted: Arc<AtomicUsize>,
+    sent: Arc<Mutex<Vec<u8>>>,
     task: JoinHandle<()>,
 }
 
@@ -47,18 +49,25 @@ impl FaultProxy {
         let port = listener.local_addr().expect("local addr").port();
         let (mode, watch_mode) = watch::channel(FaultMode::Pass);
         let accepted = Arc::new(AtomicUsize::new(0));
-        let counter = accepted.clone();
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let (counter, record) = (accepted.clone(), sent.clone());
         let task = tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 counter.fetch_add(1, Ordering::Relaxed);
                 let _ = client.set_nodelay(true);
-                tokio::spawn(relay(client, upstream.clone(), watch_mode.clone()));
+                tokio::spawn(relay(
+                    client,
+                    upstream.clone(),
+                    watch_mode.clone(),
+                    record.clone(),
+                ));
             }
         });
         FaultProxy {
             url: format!("http://127.0.0.1:{port}{path}"),
             mode,
             accepted,
+            sent,
             task,
         }
     }
@@ -72,6 +81,12 @@ impl FaultProxy {
     pub fn accepted(&self) -> usize {
         self.accepted.load(Ordering::Relaxed)
     }
+
+    /// Everything clients sent through so far, as text (lossy).
+    #[must_use]
+    pub fn sent(&self) -> String {
+        String::from_utf8_lossy(&self.sent.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+    }
 }
 
 impl Drop for FaultProxy {
@@ -80,7 +95,12 @@ impl Drop for FaultProxy {
     }
 }
 
-async fn relay(mut client: TcpStream, upstream: String, mut mode: watch::Receiver<FaultMode>) {
+async fn relay(
+    mut client: TcpStream,
+    upstream: String,
+    mut mode: watch::Receiver<FaultMode>,
+    record: Arc<Mutex<Vec<u8>>>,
+) {
     let current = *mode.borrow_and_update();
     match current {
         FaultMode::Refuse => {}
@@ -119,6 +139,10 @@ async fn relay(mut client: TcpStream, upstream: String, mut mode: watch::Receive
                         Ok(0) | Err(_) => break,
                         Ok(n) => n,
                     };
+                    record
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .extend_from_slice(&buf[..n]);
                     if !delay.is_zero() {
                         tokio::time::sleep(delay).await;
                     }

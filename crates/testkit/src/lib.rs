@@ -29,7 +29,6 @@ mod fault_proxy;
 mod http;
 mod otlp;
 mod protocol;
-mod record_proxy;
 mod spawn;
 mod sse;
 mod stdio;
@@ -41,7 +40,6 @@ pub use fault_proxy::{FaultMode, FaultProxy};
 pub use http::serve_http_in_process;
 pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use protocol::METHOD_LOG_ENV;
-pub use record_proxy::RecordingProxy;
 pub use spawn::{FixtureProcess, fixture_bin};
 pub use sse::serve_sse_in_process;
 

@@ -294,27 +294,15 @@ fn config_for_check() -> String {
     )
 }
 
-/// Opens a session's GET stream.
-async fn stream_of(c: &Client) -> common::eras::SseReader {
-    let resp = common::http()
-        .get(&c.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", c.session.clone().unwrap())
-        .header("mcp-protocol-version", "2025-11-25")
-        .bearer_auth(c.bearer.clone().unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    common::eras::SseReader::new(resp)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn sessions_are_told_only_about_changes_they_can_see() {
     let Some(w) = world().await else { return };
     let alice = Client::connect_as(&w.gw.url, &w.idp.token("alice", &[]).await).await;
     let bob = Client::connect_as(&w.gw.url, &w.idp.token("bob", &[]).await).await;
-    let (mut alice_events, mut bob_events) = (stream_of(&alice).await, stream_of(&bob).await);
+    let (mut alice_events, mut bob_events) = (
+        common::eras::legacy_stream(&alice).await,
+        common::eras::legacy_stream(&bob).await,
+    );
     // alpha adds a tool: only engineering (alice) may see alpha.
     let r = alice.call("alpha_grow", json!({})).await;
     assert_eq!(r["result"]["content"][0]["text"], "grown", "{r}");

@@ -20,19 +20,6 @@ use vmcp_testkit::{FaultMode, FaultProxy, FixtureProcess};
 /// Fast checks so transitions happen within a test.
 const FAST_CHECKS: &str = "operational:\n  failureHandling:\n    healthCheckInterval: 200ms\n    healthCheckTimeout: 150ms\n    unhealthyThreshold: 2\n    partialFailureMode: best_effort\n";
 
-async fn stream_of(c: &Client) -> SseReader {
-    let resp = common::http()
-        .get(&c.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", c.session.clone().unwrap())
-        .header("mcp-protocol-version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    SseReader::new(resp)
-}
-
 /// The list_changed methods that arrive within `wait`.
 async fn changes(events: &mut SseReader, wait: Duration) -> Vec<String> {
     let mut seen = Vec::new();
@@ -104,7 +91,7 @@ async fn an_unhealthy_backend_is_withdrawn_from_every_list_and_comes_back() {
     let composite = "forecast_twice".to_owned();
     let c = Client::connect(&w.gw.url).await;
     let modern = ModernClient::new(&w.gw.url);
-    let mut events = stream_of(&c).await;
+    let mut events = common::eras::legacy_stream(&c).await;
     let weather_tools = |tools: &[String]| tools.iter().any(|t| t.starts_with("weather_"));
     assert!(weather_tools(&c.tool_names().await));
     assert!(c.tool_names().await.contains(&composite));
@@ -331,7 +318,7 @@ async fn flapping_is_damped_to_one_announcement_per_window() {
     );
     let gw = Gateway::start(&yaml);
     let c = Client::connect(&gw.url).await;
-    let mut events = stream_of(&c).await;
+    let mut events = common::eras::legacy_stream(&c).await;
     // Calls are passive checks: each failure withdraws, each success brings back, 20 flips in 2 s.
     let flapping = Instant::now();
     for i in 0..20 {

@@ -9,7 +9,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::eras::{Answerer, ModernClient, SseReader, rmcp_legacy};
+use common::eras::{Answerer, ModernClient, rmcp_legacy};
 use common::{Client, Gateway, eventually, stdio_backend};
 use serde_json::json;
 
@@ -19,19 +19,6 @@ fn hangup(gw: &Gateway) {
         .status()
         .unwrap();
     assert!(status.success());
-}
-
-async fn stream_of(c: &Client) -> SseReader {
-    let resp = common::http()
-        .get(&c.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", c.session.clone().unwrap())
-        .header("mcp-protocol-version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    SseReader::new(resp)
 }
 
 fn config(backends: &[(&str, &str)], extra: &str) -> String {
@@ -83,7 +70,7 @@ async fn sighup_adds_changes_and_removes_backends_while_sessions_go_on() {
     let gw = Gateway::start(&config(&[("notes", "notes")], ""));
     let c = Client::connect(&gw.url).await;
     let modern = ModernClient::new(&gw.url);
-    let mut events = stream_of(&c).await;
+    let mut events = common::eras::legacy_stream(&c).await;
     assert!(prefixed(&c.tool_names().await, "notes"));
     let notes_process = common::children_matching(gw.pid(), "notes");
 
@@ -223,7 +210,7 @@ async fn keys_that_cannot_change_live_are_reported_and_keep_their_values() {
 async fn watch_reloads_when_the_file_changes() {
     let gw = Gateway::start_with(&config(&[("notes", "notes")], ""), &["--watch"]);
     let c = Client::connect(&gw.url).await;
-    let mut events = stream_of(&c).await;
+    let mut events = common::eras::legacy_stream(&c).await;
     std::fs::write(
         &gw.config_path,
         config(&[("notes", "notes"), ("extra", "extra")], ""),

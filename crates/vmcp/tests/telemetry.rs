@@ -12,9 +12,7 @@ use std::time::Duration;
 
 use common::{Client, Gateway, eventually, http, http_backend, stdio_backend, text_of};
 use serde_json::json;
-use vmcp_testkit::{
-    FixtureOptions, OtlpReceiver, ReceivedSpan, RecordingProxy, serve_http_in_process,
-};
+use vmcp_testkit::{FaultProxy, FixtureOptions, OtlpReceiver, ReceivedSpan, serve_http_in_process};
 
 /// The documented metrics: Prometheus name → (kind, labels).
 fn documented() -> BTreeMap<String, (String, BTreeSet<String>)> {
@@ -174,13 +172,13 @@ async fn metrics_path_is_off_without_the_flag() {
 async fn traced_gateway(
     receiver: &OtlpReceiver,
     sampling: &str,
-) -> (Gateway, RecordingProxy, tokio::task::JoinHandle<()>) {
+) -> (Gateway, FaultProxy, tokio::task::JoinHandle<()>) {
     let (backend_url, task) = serve_http_in_process(FixtureOptions {
         name: "weather".into(),
         ..FixtureOptions::default()
     })
     .await;
-    let proxy = RecordingProxy::start(&backend_url).await;
+    let proxy = FaultProxy::start(&backend_url).await;
     let gw = Gateway::start_env(
         &format!(
             "name: tel\nbackends:\n{}telemetry:\n  endpoint: {}\n  insecure: true\n  tracingEnabled: true\n  metricsEnabled: true\n  samplingRate: \"{sampling}\"\n  serviceName: vmcp-under-test\n",

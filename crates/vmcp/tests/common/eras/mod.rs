@@ -252,6 +252,21 @@ pub fn assert_only_our_reserved_keys(result: &Value) {
 // SSE reading
 // ---------------------------------------------------------------------------------------------
 
+/// Opens a Legacy session's GET stream (with the session's bearer token, if any).
+pub async fn legacy_stream(c: &Client) -> SseReader {
+    let mut req = http()
+        .get(&c.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", c.session.clone().unwrap())
+        .header("mcp-protocol-version", c.version.clone());
+    if let Some(token) = &c.bearer {
+        req = req.bearer_auth(token);
+    }
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    SseReader::new(resp)
+}
+
 /// Reads `data:` events of a streamed response one at a time.
 pub struct SseReader {
     resp: reqwest::Response,
