@@ -597,13 +597,20 @@ impl Gateway {
         if let Some(meta) = params.get("_meta") {
             inner_params["_meta"] = meta.clone();
         }
-        match Box::pin(self.call_tool(caller, catalog, inner_params)).await {
+        let started = Instant::now();
+        let outcome = match Box::pin(self.call_tool(caller, catalog, inner_params)).await {
             Err(CoreError::UnknownTool(n)) => {
                 let callable = self.callable_tools(caller.identity, catalog);
                 Ok(opt.not_found(&n, &crate::optimizer::names(&callable)))
             }
             other => other,
-        }
+        };
+        let read = match &outcome {
+            Ok(r) => Ok(r.get("isError") == Some(&Value::Bool(true))),
+            Err(_) => Err(()),
+        };
+        vmcp_telemetry::optimizer_call_tool_finished(&inner, started.elapsed(), read);
+        outcome
     }
 
     /// Runs a composite tool: admitted by its own name (its steps are not admitted one by
@@ -646,7 +653,11 @@ impl Gateway {
         let args = arguments.as_object().cloned().unwrap_or_default();
         if !crate::composite::asks_in_rounds(wf, caller) {
             self.rate_limit_call(caller.identity, name).await?;
-            return Ok(wf.call(&runner, args).await);
+            let started = Instant::now();
+            let result = wf.call(&runner, args).await;
+            let ok = result.get("isError") != Some(&Value::Bool(true));
+            vmcp_telemetry::workflow_finished(name, started.elapsed(), ok);
+            return Ok(result);
         }
         // A 2026-07-28 client is asked between requests: the answers and the sealed state of
         // the round before come with this request.

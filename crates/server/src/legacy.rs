@@ -129,7 +129,10 @@ async fn post_message(state: Arc<AppState>, headers: HeaderMap, body: Body) -> R
     if let Message::Request { id, method, params } = &msg
         && method == "initialize"
     {
-        return initialize(&state, id, params.as_ref(), format, identity).await;
+        let request =
+            vmcp_telemetry::ServerRequest::start(method, params.as_ref(), Some(id), None, None);
+        let answer = initialize(&state, id, params.as_ref(), format, identity);
+        return request.run(answer, observe::http).await;
     }
     let session = match session_of(&state, &headers, &identity) {
         Ok(s) => s,
@@ -189,13 +192,24 @@ async fn handle(
                     codes::INVALID_REQUEST,
                     "initialize is only valid as the first message, without a session",
                 )),
-                "logging/setLevel" => {
-                    set_level(state, session, identity, params.as_ref()).map(|v| raw(&v))
-                }
-                "resources/subscribe" | "resources/unsubscribe" => {
-                    subscription(state, session, identity, &method, params.as_ref())
-                        .await
-                        .map(|v| raw(&v))
+                "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => {
+                    let request = vmcp_telemetry::ServerRequest::start(
+                        &method,
+                        params.as_ref(),
+                        Some(&id),
+                        Some(&session.id),
+                        Some(session.protocol_version),
+                    );
+                    let work = async {
+                        if method == "logging/setLevel" {
+                            set_level(state, session, identity, params.as_ref()).map(|v| raw(&v))
+                        } else {
+                            subscription(state, session, identity, &method, params.as_ref())
+                                .await
+                                .map(|v| raw(&v))
+                        }
+                    };
+                    request.run(work, observe::plain).await
                 }
                 _ => {
                     let catalog = session.catalog();

@@ -69,7 +69,18 @@ pub(crate) async fn serve(
         return reply::failure(Format::Json, &id, &modern_failure(f));
     }
     let outcome = match method.as_str() {
-        "server/discover" => discover(&state, &identity).await,
+        "server/discover" => {
+            let request = vmcp_telemetry::ServerRequest::start(
+                &method,
+                Some(&params),
+                Some(&id),
+                None,
+                Some(revision::MODERN),
+            );
+            request
+                .run(discover(&state, &identity), observe::plain)
+                .await
+        }
         "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
             return list(&state, &identity, &id, &method, params).await;
         }

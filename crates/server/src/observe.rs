@@ -30,6 +30,29 @@ fn outcome(r: &Result<Reply<'_>, Failure>) -> Outcome {
     }
 }
 
+/// How a request handled outside the dispatch (initialize, setLevel, subscriptions, discover)
+/// reads for telemetry: its error's code and status, if it failed.
+pub(crate) fn plain<T>(r: &Result<T, Failure>) -> Outcome {
+    match r {
+        Ok(_) => Outcome {
+            status: 200,
+            error: None,
+        },
+        Err(f) => Outcome {
+            status: f.status.as_u16(),
+            error: Some(f.error.code.to_string().into()),
+        },
+    }
+}
+
+/// How a whole HTTP answer reads for telemetry (`initialize`, answered as a response).
+pub(crate) fn http(r: &Response) -> Outcome {
+    Outcome {
+        status: r.status().as_u16(),
+        error: (!r.status().is_success()).then(|| r.status().as_u16().to_string().into()),
+    }
+}
+
 /// Runs a dispatch as `request`, recording its span and metrics.
 pub(crate) async fn run<'c>(
     request: ServerRequest,

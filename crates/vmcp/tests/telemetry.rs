@@ -318,7 +318,7 @@ async fn sampling_rate_zero_exports_no_spans() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn optimizer_find_tool_is_counted() {
+async fn optimizer_find_tool_and_call_tool_are_counted() {
     let gw = Gateway::start(&format!(
         "name: tel\nbackends:\n{}optimizer: {{}}\ntelemetry:\n  enablePrometheusMetricsPath: true\n",
         stdio_backend("weather", "")
@@ -331,6 +331,13 @@ async fn optimizer_find_tool_is_counted() {
         )
         .await;
     assert!(found.get("result").is_some(), "{found}");
+    let called = c
+        .call(
+            "call_tool",
+            json!({"tool_name": "weather_echo", "parameters": {"text": "hi"}}),
+        )
+        .await;
+    assert_eq!(text_of(&called), "hi", "{called}");
     let page = http()
         .get(format!("{}/metrics", gw.base))
         .send()
@@ -347,4 +354,43 @@ async fn optimizer_find_tool_is_counted() {
         page.contains("toolhive_vmcp_optimizer_find_tool_duration_seconds_count 1"),
         "{page}"
     );
+    assert!(
+        page.contains(
+            "toolhive_vmcp_optimizer_call_tool_requests_total{tool_name=\"weather_echo\"} 1"
+        ),
+        "{page}"
+    );
+}
+
+/// Requests answered outside the dispatch get their server span too: `initialize`,
+/// `logging/setLevel` and `resources/subscribe` (Legacy), `server/discover` (2026-07-28).
+#[tokio::test(flavor = "multi_thread")]
+async fn session_and_discovery_requests_get_server_spans() {
+    let receiver = OtlpReceiver::start().await;
+    let (gw, _proxy, _backend) = traced_gateway(&receiver, "1").await;
+    let c = Client::connect(&gw.url).await;
+    let level = c
+        .request("logging/setLevel", json!({"level": "info"}))
+        .await;
+    assert!(level.get("result").is_some(), "{level}");
+    let discover = common::eras::ModernClient::new(&gw.url)
+        .request("server/discover", json!({}))
+        .await;
+    assert_eq!(discover.status, 200, "{}", discover.text);
+    let wanted = ["initialize", "logging/setLevel", "server/discover"];
+    let arrived = eventually(Duration::from_secs(15), || async {
+        let spans = receiver.spans();
+        wanted
+            .iter()
+            .all(|w| spans.iter().any(|s| s.kind == "server" && s.name == *w))
+    })
+    .await;
+    let names: Vec<String> = receiver.spans().into_iter().map(|s| s.name).collect();
+    assert!(arrived, "missing server spans among {names:?}");
+    let set_level = receiver
+        .spans()
+        .into_iter()
+        .find(|s| s.name == "logging/setLevel")
+        .unwrap();
+    assert_eq!(set_level.attribute("mcp.session.id"), c.session.as_deref());
 }
