@@ -187,19 +187,22 @@ async fn handle(
     match msg {
         Message::Request { id, method, params } => {
             tracing::debug!(session = %short(&session.id), %method, "request");
+            let traced = || {
+                vmcp_telemetry::ServerRequest::start(
+                    &method,
+                    params.as_ref(),
+                    Some(&id),
+                    Some(&session.id),
+                    Some(session.protocol_version),
+                )
+            };
             let outcome = match method.as_str() {
                 "initialize" => Err(Failure::rpc(
                     codes::INVALID_REQUEST,
                     "initialize is only valid as the first message, without a session",
                 )),
                 "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => {
-                    let request = vmcp_telemetry::ServerRequest::start(
-                        &method,
-                        params.as_ref(),
-                        Some(&id),
-                        Some(&session.id),
-                        Some(session.protocol_version),
-                    );
+                    let request = traced();
                     let work = async {
                         if method == "logging/setLevel" {
                             set_level(state, session, identity, params.as_ref()).map(|v| raw(&v))
@@ -224,13 +227,7 @@ async fn handle(
                     };
                     match dispatch::meter(&state.gateway, identity, &method).await {
                         Ok(()) => {
-                            let request = vmcp_telemetry::ServerRequest::start(
-                                &method,
-                                params.as_ref(),
-                                Some(&id),
-                                Some(&session.id),
-                                Some(session.protocol_version),
-                            );
+                            let request = traced();
                             let reply = dispatch::dispatch(&state.gateway, &ctx, &method, params);
                             observe::run(request, reply).await.map(|r| raw(&r))
                         }

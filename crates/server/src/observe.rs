@@ -19,14 +19,7 @@ fn outcome(r: &Result<Reply<'_>, Failure>) -> Outcome {
             status: 200,
             error: Some("tool_error".into()),
         },
-        Ok(_) => Outcome {
-            status: 200,
-            error: None,
-        },
-        Err(f) => Outcome {
-            status: f.status.as_u16(),
-            error: Some(f.error.code.to_string().into()),
-        },
+        other => plain(other),
     }
 }
 
