@@ -577,25 +577,23 @@ impl Backend {
     /// connection or process. A backend never contacted gets its handshake, which is its first
     /// contact anyway. Any JSON-RPC answer, even an error, proves it is serving. Backends whose
     /// credential is the caller's are not checked (the gateway has no caller to check as); their
-    /// calls still count. Returns the transition the check caused, if any.
-    pub async fn check(&self, timeout: Duration) -> Option<Transition> {
+    /// calls still count.
+    pub async fn check(&self, timeout: Duration) {
         if self.per_caller() {
-            return None;
+            return;
         }
         if let Err(e) = self.health.admit() {
             tracing::debug!(backend = %self.spec.id, error = %e, "health check skipped");
-            return None;
+            return;
         }
         let started = tokio::time::Instant::now();
-        let outcome = match tokio::time::timeout(timeout, self.probe()).await {
-            Ok(Ok(())) | Ok(Err(BackendError::Rpc(_))) => Outcome::Success(Some(started.elapsed())),
-            Ok(Err(e)) => return self.observe_check(Outcome::Failure(&e)),
-            Err(_) => {
-                let e = BackendError::Timeout(timeout);
-                return self.observe_check(Outcome::Failure(&e));
+        match tokio::time::timeout(timeout, self.probe()).await {
+            Ok(Ok(())) | Ok(Err(BackendError::Rpc(_))) => {
+                self.observe(Outcome::Success(Some(started.elapsed())));
             }
-        };
-        self.observe_check(outcome)
+            Ok(Err(e)) => self.observe(Outcome::Failure(&e)),
+            Err(_) => self.observe(Outcome::Failure(&BackendError::Timeout(timeout))),
+        }
     }
 
     async fn probe(&self) -> Result<(), BackendError> {
@@ -610,14 +608,6 @@ impl Backend {
         };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         conn.request(id, method, None, None).await.map(|_| ())
-    }
-
-    fn observe_check(&self, outcome: Outcome<'_>) -> Option<Transition> {
-        let transition = self.health.record(outcome);
-        if let Some(t) = transition {
-            self.announce(t);
-        }
-        transition
     }
 
     /// Records a request's outcome and announces a change of state.

@@ -220,7 +220,10 @@ impl Workflow {
         let start_time = restored
             .and_then(|s| s.get("start_time"))
             .and_then(Value::as_str)
-            .map_or_else(|| rfc3339(SystemTime::now()), str::to_owned);
+            .map_or_else(
+                || vmcp_proto::time::rfc3339(SystemTime::now()),
+                str::to_owned,
+            );
         let mut ctx = json!({
             "params": params,
             "steps": {},
@@ -929,40 +932,19 @@ fn workflow_id() -> String {
     format!("{:016x}{:016x}", next(), next())
 }
 
-/// `t` as RFC 3339 UTC with seconds (`2026-12-01T12:00:00Z`).
-fn rfc3339(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn rfc3339_dates() {
-        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            vmcp_proto::time::rfc3339(SystemTime::UNIX_EPOCH),
+            "1970-01-01T00:00:00Z"
+        );
         let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_126_400 + 3661);
-        assert_eq!(rfc3339(t), "2026-12-01T13:01:01Z");
+        assert_eq!(vmcp_proto::time::rfc3339(t), "2026-12-01T13:01:01Z");
         let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
-        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00Z");
+        assert_eq!(vmcp_proto::time::rfc3339(leap), "2000-02-29T00:00:00Z");
     }
 }
