@@ -29,6 +29,7 @@ mod fault_proxy;
 mod http;
 mod otlp;
 mod protocol;
+mod redis_server;
 mod spawn;
 mod sse;
 mod stdio;
@@ -40,6 +41,7 @@ pub use fault_proxy::{FaultMode, FaultProxy};
 pub use http::serve_http_in_process;
 pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use protocol::METHOD_LOG_ENV;
+pub use redis_server::RedisServer;
 pub use spawn::{FixtureProcess, fixture_bin};
 pub use sse::serve_sse_in_process;
 

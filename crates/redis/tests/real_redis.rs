@@ -1,0 +1,185 @@
+//! The client against a real redis-server: commands, pipelines, pub/sub, authentication, and
+//! the failure behaviour the gateway relies on (bounded, fail fast, recover without a restart).
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use vmcp_redis::{Client, Config, RedisError, Subscription, Value};
+use vmcp_testkit::RedisServer;
+
+fn config(server: &RedisServer, timeout_ms: u64) -> Config {
+    Config {
+        address: server.address(),
+        db: 0,
+        username: None,
+        password: None,
+        timeout: Duration::from_millis(timeout_ms),
+    }
+}
+
+#[tokio::test]
+async fn commands_and_pipelines_round_trip() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let client = Client::new(config(&server, 2000));
+    assert_eq!(
+        client.call(&[b"SET", b"k", b"v", b"EX", b"60"]).await,
+        Ok(Value::Status("OK".into()))
+    );
+    assert_eq!(
+        client.call(&[b"GETEX", b"k", b"EX", b"30"]).await,
+        Ok(Value::Data("v".into()))
+    );
+    assert_eq!(client.call(&[b"GET", b"missing"]).await, Ok(Value::Nil));
+    let replies = client
+        .pipeline(&[
+            &[b"INCR", b"n"],
+            &[b"HSET", b"k", b"f", b"1"],
+            &[b"INCR", b"n"],
+        ])
+        .await
+        .unwrap();
+    assert_eq!(replies[0], Value::Int(1));
+    assert!(matches!(&replies[1], Value::Error(e) if e.starts_with("WRONGTYPE")));
+    assert_eq!(replies[2], Value::Int(2));
+    assert!(matches!(
+        client.call(&[b"NOSUCHCOMMAND"]).await,
+        Err(RedisError::Refused(_))
+    ));
+}
+
+#[tokio::test]
+async fn concurrent_callers_each_get_their_own_reply() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let client = std::sync::Arc::new(Client::new(config(&server, 5000)));
+    let mut tasks = Vec::new();
+    for i in 0..200 {
+        let c = client.clone();
+        tasks.push(tokio::spawn(async move {
+            let key = format!("key{i}");
+            let value = format!("value{i}").repeat(i % 7 + 1);
+            c.call(&[b"SET", key.as_bytes(), value.as_bytes()])
+                .await
+                .unwrap();
+            let got = c.call(&[b"GET", key.as_bytes()]).await.unwrap();
+            assert_eq!(got, Value::Data(value.into()));
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn authentication_and_database_selection() {
+    let Some(server) = RedisServer::start_with(Some("s3cret")) else {
+        return;
+    };
+    let wrong = Client::new(Config {
+        password: Some("nope".into()),
+        ..config(&server, 2000)
+    });
+    let err = wrong.call(&[b"PING"]).await.unwrap_err();
+    assert!(err.to_string().contains("authentication failed"), "{err}");
+    assert!(
+        !err.to_string().contains("nope"),
+        "the password leaked: {err}"
+    );
+    let right = Client::new(Config {
+        password: Some("s3cret".into()),
+        db: 3,
+        ..config(&server, 2000)
+    });
+    right.call(&[b"SET", b"in3", b"x"]).await.unwrap();
+    assert_eq!(
+        server.cli(&["-n", "3", "GET", "in3"]).trim(),
+        "x",
+        "the key is in database 3"
+    );
+}
+
+#[tokio::test]
+async fn an_outage_fails_fast_and_recovery_needs_no_restart() {
+    let Some(mut server) = RedisServer::start() else {
+        return;
+    };
+    let client = Client::new(config(&server, 1000));
+    client.call(&[b"PING"]).await.unwrap();
+    server.kill();
+    let t = Instant::now();
+    let err = client.call(&[b"PING"]).await.unwrap_err();
+    assert!(matches!(err, RedisError::Unavailable { .. }), "{err}");
+    // While it is down, calls fail at once instead of each waiting for a connect.
+    for _ in 0..50 {
+        assert!(client.call(&[b"PING"]).await.is_err());
+    }
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    server.restart();
+    tokio::time::sleep(vmcp_redis::RETRY_AFTER).await;
+    assert_eq!(
+        client.call(&[b"PING"]).await,
+        Ok(Value::Status("PONG".into()))
+    );
+    assert!(client.is_up());
+}
+
+#[tokio::test]
+async fn a_slow_redis_is_bounded_by_the_timeout() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let slow = Client::new(config(&server, 5000));
+    let client = Client::new(config(&server, 300));
+    client.call(&[b"PING"]).await.unwrap();
+    let sleeper = tokio::spawn(async move { slow.call(&[b"DEBUG", b"SLEEP", b"2"]).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let t = Instant::now();
+    let err = client.call(&[b"PING"]).await.unwrap_err();
+    assert!(err.to_string().contains("no answer within"), "{err}");
+    assert!(
+        t.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        t.elapsed()
+    );
+    sleeper.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn subscriptions_deliver_and_survive_a_restart() {
+    let Some(mut server) = RedisServer::start() else {
+        return;
+    };
+    let client = Client::new(config(&server, 1000));
+    let (tx, mut rx) = mpsc::channel(16);
+    let sub = Subscription::start(config(&server, 1000), vec!["bus".into()], tx);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !published(&client, "one").await {
+        assert!(Instant::now() < deadline, "never subscribed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let m = rx.recv().await.unwrap();
+    assert_eq!((m.channel.as_str(), &m.payload[..]), ("bus", &b"one"[..]));
+    server.restart();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !published(&client, "two").await {
+        assert!(Instant::now() < deadline, "never resubscribed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let m = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&m.payload[..], b"two");
+    assert!(sub.is_up());
+}
+
+/// Whether a subscriber received `text` on `bus`.
+async fn published(client: &Client, text: &str) -> bool {
+    matches!(
+        client.call(&[b"PUBLISH", b"bus", text.as_bytes()]).await,
+        Ok(Value::Int(n)) if n >= 1
+    )
+}
