@@ -1,7 +1,7 @@
 //! `Config::unsupported`: the keys that parse and validate but that vmcp does not
 //! implement yet, so `serve` can refuse to start instead of ignoring them.
 
-use crate::schema::{Config, OutgoingAuthSource, SessionProvider};
+use crate::schema::{Config, OutgoingAuthSource};
 
 impl Config {
     /// Paths of configured features that are parsed but not implemented yet, e.g.
@@ -52,13 +52,6 @@ impl Config {
             .unwrap_or(false);
         if code_mode_on {
             add("codeMode".to_owned());
-        }
-        if self
-            .session_storage
-            .as_ref()
-            .is_some_and(|s| s.provider != SessionProvider::Memory)
-        {
-            add("sessionStorage (provider redis)".to_owned());
         }
         out
     }

@@ -411,5 +411,6 @@ fn rate_limiting(r: &RateLimitConfig) -> Value {
             })
             .collect()
     });
+    m.put_if(r.fail_closed, "failClosed", || Value::Bool(true));
     m.done()
 }

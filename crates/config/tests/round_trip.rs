@@ -80,11 +80,12 @@ telemetry: {endpoint: \"localhost:4317\", tracingEnabled: true, samplingRate: \"
 audit: {component: vmcp}
 optimizer: {embeddingService: http://e}
 codeMode: {enabled: true, stepLimit: 10}
-sessionStorage: {provider: redis, address: \"r:6379\", db: 2, keyPrefix: p}
+sessionStorage: {provider: redis, address: \"r:6379\", db: 2, keyPrefix: \"p:\"}
 rateLimiting:
   shared: {maxTokens: 100, refillPeriod: {duration: 1m0s}}
   perUser: {maxTokens: 10, refillPeriod: 90s}
   tools: [{name: gh.a, perUser: {maxTokens: 1, refillPeriod: 250ms}}]
+  failClosed: true
 passthroughHeaders: [X-Tenant]
 server:
   host: 0.0.0.0

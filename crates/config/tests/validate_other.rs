@@ -217,11 +217,30 @@ fn passthrough_headers_and_session_storage_rules() {
         "sessionStorage.address",
         "required when provider is redis",
     );
-    error_at(
-        &format!("{ONE_STDIO}sessionStorage: {{}}\n"),
-        "sessionStorage.provider",
-        "is required",
+    // ToolHive: an empty provider is memory.
+    let empty = ok(&format!("{ONE_STDIO}sessionStorage: {{}}\n"));
+    assert_eq!(
+        empty.session_storage.unwrap().provider,
+        vmcp_config::SessionProvider::Memory
     );
+    error_at(
+        &format!("{ONE_STDIO}sessionStorage: {{provider: redis, address: redis}}\n"),
+        "sessionStorage.address",
+        "is not host:port",
+    );
+    error_at(
+        &format!(
+            "{ONE_STDIO}sessionStorage: {{provider: redis, address: \"r:6379\", keyPrefix: vmcp}}\n"
+        ),
+        "sessionStorage.keyPrefix",
+        "must end with ':'",
+    );
+    let redis = ok(&format!(
+        "{ONE_STDIO}sessionStorage: {{provider: redis, address: \"redis.ns.svc:6379\", db: 3, keyPrefix: \"team:\"}}\nrateLimiting: {{failClosed: true, shared: {{maxTokens: 1, refillPeriod: 1s}}}}\n"
+    ));
+    let s = redis.session_storage.unwrap();
+    assert_eq!((s.db, s.key_prefix.as_deref()), (3, Some("team:")));
+    assert!(redis.rate_limiting.unwrap().fail_closed);
 }
 
 #[test]

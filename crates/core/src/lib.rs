@@ -36,7 +36,7 @@ pub use optimizer::{OptimizerSettings, SemanticSettings, ToolSearch};
 pub use policy::{AggregationPolicy, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy};
 pub use rate_limit::{
     ANONYMOUS, BucketKey, BucketStore, Draw, Limit, MAX_BUCKETS, MemoryStore, RateLimiter,
-    RateLimits, StoreError, ToolLimits, Verdict,
+    RateLimits, RedisStore, StoreError, ToolLimits, Verdict,
 };
 pub use reconfigure::Reconfigured;
 pub use uri_template::UriTemplate;

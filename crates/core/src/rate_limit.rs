@@ -8,6 +8,7 @@
 //! This module does not know where requests come from: the gateway and the edges call it.
 
 mod memory;
+mod redis;
 #[cfg(test)]
 mod tests;
 
@@ -18,6 +19,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 
 pub use memory::{MAX_BUCKETS, MemoryStore};
+pub use redis::RedisStore;
 
 use crate::admission::Identity;
 use crate::error::CoreError;
@@ -144,12 +146,30 @@ pub trait BucketStore: Send + Sync {
 pub struct RateLimiter {
     limits: RateLimits,
     store: Arc<dyn BucketStore>,
+    fail_closed: bool,
+    /// When the last store failure was logged (one line per [`STORE_ERROR_LOG_EVERY`]).
+    last_logged: std::sync::Mutex<Option<std::time::Instant>>,
 }
+
+/// A store outage is logged once per this interval, not once per request.
+const STORE_ERROR_LOG_EVERY: Duration = Duration::from_secs(10);
 
 impl RateLimiter {
     /// A limiter keeping its buckets in `store`.
     pub fn new(limits: RateLimits, store: Arc<dyn BucketStore>) -> Self {
-        Self { limits, store }
+        Self {
+            limits,
+            store,
+            fail_closed: false,
+            last_logged: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Rejects requests (as rate-limited, retry after 1 s) when the store cannot answer, instead
+    /// of letting them through.
+    pub fn fail_closed(mut self, on: bool) -> Self {
+        self.fail_closed = on;
+        self
     }
 
     /// A limiter keeping its buckets in this process's memory (one instance).
@@ -236,9 +256,31 @@ impl RateLimiter {
                 Err(CoreError::RateLimited { retry_after })
             }
             Err(e) => {
-                tracing::warn!(error = %e, "rate limit not enforced for this request");
-                Ok(())
+                vmcp_telemetry::rate_limit_store_error(!self.fail_closed);
+                self.log_store_error(&e);
+                if self.fail_closed {
+                    Err(CoreError::RateLimited {
+                        retry_after: Duration::from_secs(1),
+                    })
+                } else {
+                    Ok(())
+                }
             }
+        }
+    }
+}
+
+impl RateLimiter {
+    fn log_store_error(&self, e: &StoreError) {
+        let mut last = self.last_logged.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_some_and(|t| t.elapsed() < STORE_ERROR_LOG_EVERY) {
+            return;
+        }
+        *last = Some(std::time::Instant::now());
+        if self.fail_closed {
+            tracing::warn!(error = %e, "rate limits cannot be checked; rejecting requests (failClosed) until the store answers");
+        } else {
+            tracing::warn!(error = %e, "rate limits cannot be checked; letting requests through (fail open) until the store answers");
         }
     }
 }

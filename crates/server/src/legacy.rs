@@ -27,7 +27,7 @@ use crate::{
     dispatch::{self, Ctx},
     errors::Failure,
     guard::Refusal,
-    modern, observe, relay,
+    modern, observe, relay, replicas,
     reply::{self, Format},
     session::{LOG_LEVELS, Session, short},
     state::AppState,
@@ -134,7 +134,7 @@ async fn post_message(state: Arc<AppState>, headers: HeaderMap, body: Body) -> R
         let answer = initialize(&state, id, params.as_ref(), format, identity);
         return request.run(answer, observe::http).await;
     }
-    let session = match session_of(&state, &headers, &identity) {
+    let session = match session_of(&state, &headers, &identity).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -204,13 +204,15 @@ async fn handle(
                 "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => {
                     let request = traced();
                     let work = async {
-                        if method == "logging/setLevel" {
-                            set_level(state, session, identity, params.as_ref()).map(|v| raw(&v))
+                        let outcome = if method == "logging/setLevel" {
+                            set_level(state, session, identity, params.as_ref())
                         } else {
-                            subscription(state, session, identity, &method, params.as_ref())
-                                .await
-                                .map(|v| raw(&v))
+                            subscription(state, session, identity, &method, params.as_ref()).await
+                        };
+                        if outcome.is_ok() {
+                            replicas::persist(state, session).await;
                         }
+                        outcome.map(|v| raw(&v))
                     };
                     request.run(work, observe::plain).await
                 }
@@ -250,17 +252,29 @@ async fn handle(
         }
         // The client answering a request the gateway relayed from a backend.
         Message::Response { id, result } => {
-            if !session.answer(&id, Ok(result)) {
-                tracing::debug!(session = %short(&session.id), %id, "answer to no pending request");
-            }
+            answer(state, session, id, Ok(result)).await;
             None
         }
         Message::Error { id, error } => {
-            if !session.answer(&id, Err(error)) {
-                tracing::debug!(session = %short(&session.id), %id, "error answer to no pending request");
-            }
+            answer(state, session, id, Err(error)).await;
             None
         }
+    }
+}
+
+/// The client answering a server-to-client request: to the request waiting here, or to the
+/// replica that sent it.
+async fn answer(
+    state: &AppState,
+    session: &Session,
+    id: Value,
+    outcome: Result<Value, ErrorObject>,
+) {
+    if session.answer(&id, outcome.clone()) {
+        return;
+    }
+    if !replicas::forward_answer(state, &session.id, &id, outcome).await {
+        tracing::debug!(session = %short(&session.id), %id, "answer to no pending request");
     }
 }
 
@@ -294,18 +308,9 @@ async fn initialize(
     let (session, evicted) = state
         .sessions
         .create(version, capabilities, identity, catalog);
-    let (sink, events) = CallSink::channel(256);
-    state.gateway.attach_session(&session.id, &sink);
-    *session.sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(sink);
-    tokio::spawn(relay::pump(
-        Arc::downgrade(&session),
-        events,
-        state.options.client_request_timeout,
-    ));
-    if let Some(old) = evicted {
-        tracing::info!(session = %short(&old.id), "session cap reached; ended the least recently used session");
-        let gw = state.gateway.clone();
-        tokio::spawn(async move { gw.end_session(&old.id).await });
+    open_session(state, &session, evicted);
+    if let Err(refused) = replicas::created(state, &session).await {
+        return refused;
     }
     tracing::info!(session = %short(&session.id), %version, "session created");
     let result = json!({
@@ -328,6 +333,28 @@ async fn initialize(
         resp.headers_mut().insert(SESSION_HEADER, v);
     }
     resp
+}
+
+/// Connects a new (or adopted) session to the backends' messages for it, and ends the session
+/// evicted to make room, if any.
+pub(crate) fn open_session(
+    state: &AppState,
+    session: &Arc<Session>,
+    evicted: Option<Arc<Session>>,
+) {
+    let (sink, events) = CallSink::channel(256);
+    state.gateway.attach_session(&session.id, &sink);
+    *session.sink.lock().unwrap_or_else(|p| p.into_inner()) = Some(sink);
+    tokio::spawn(relay::pump(
+        Arc::downgrade(session),
+        events,
+        state.options.client_request_timeout,
+    ));
+    if let Some(old) = evicted {
+        tracing::info!(session = %short(&old.id), "session cap reached; ended the least recently used session here");
+        let gw = state.gateway.clone();
+        tokio::spawn(async move { gw.end_session(&old.id).await });
+    }
 }
 
 /// `logging/setLevel`: filters what this client gets, and asks logging backends for the most
@@ -410,7 +437,7 @@ async fn batch(
     items: Vec<Value>,
     format: Format,
 ) -> Response {
-    let session = match session_of(state, headers, identity) {
+    let session = match session_of(state, headers, identity).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -498,7 +525,7 @@ pub(crate) async fn get_stream(State(state): State<Arc<AppState>>, headers: Head
             "GET needs Accept: text/event-stream",
         );
     }
-    let session = match session_of(&state, &headers, &identity) {
+    let session = match session_of(&state, &headers, &identity).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -537,22 +564,33 @@ pub(crate) async fn delete(State(state): State<Arc<AppState>>, headers: HeaderMa
         Err(r) => return r,
     };
     // Only the session's own caller may end it.
-    let id = match session_of(&state, &headers, &identity) {
+    let id = match session_of(&state, &headers, &identity).await {
         Ok(s) => s.id.clone(),
         Err(r) => return r,
     };
-    match state.sessions.remove(&id) {
-        Some(s) => {
-            tracing::info!(session = %short(&s.id), "session ended by client");
-            state.gateway.end_session(&s.id).await;
-            reply::accepted_with(StatusCode::OK)
-        }
-        None => reply::refuse(
-            StatusCode::NOT_FOUND,
-            SESSION_NOT_FOUND,
-            "Session not found",
-        ),
+    let stored = match replicas::ended(&state, &id).await {
+        Ok(stored) => stored,
+        Err(refused) => return refused,
+    };
+    let local = state.sessions.remove(&id);
+    if let Some(s) = &local {
+        state.gateway.end_session(&s.id).await;
     }
+    if local.is_some() && stored {
+        tracing::info!(session = %short(&id), "session ended by client");
+        reply::accepted_with(StatusCode::OK)
+    } else {
+        session_not_found()
+    }
+}
+
+/// 404 with the reference SDKs' code for an unknown or expired session.
+pub(crate) fn session_not_found() -> Response {
+    reply::refuse(
+        StatusCode::NOT_FOUND,
+        SESSION_NOT_FOUND,
+        "Session not found",
+    )
 }
 
 fn request_parts(msg: &Message) -> Option<(Option<&Value>, &str, Option<&Value>)> {
@@ -651,12 +689,15 @@ fn session_header(headers: &HeaderMap) -> Result<&str, Response> {
 /// The session the request names, if it exists and belongs to `identity` (the same issuer and
 /// subject that created it). Another caller gets exactly the unknown-session answer: it learns
 /// nothing, and the session is not ended.
-fn session_of(
+async fn session_of(
     state: &AppState,
     headers: &HeaderMap,
     identity: &Identity,
 ) -> Result<Arc<Session>, Response> {
     let id = session_header(headers)?;
+    if let Some(shared) = &state.shared {
+        return replicas::resolve(state, shared, id, identity).await;
+    }
     let session = state.sessions.get(id).filter(|s| {
         let same = s.identity.same_caller(identity);
         if !same {
@@ -664,13 +705,7 @@ fn session_of(
         }
         same
     });
-    session.ok_or_else(|| {
-        reply::refuse(
-            StatusCode::NOT_FOUND,
-            SESSION_NOT_FOUND,
-            "Session not found",
-        )
-    })
+    session.ok_or_else(session_not_found)
 }
 
 fn check_version(headers: &HeaderMap) -> Result<(), Response> {

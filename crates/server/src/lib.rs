@@ -18,9 +18,11 @@ mod notify;
 mod observe;
 mod ops;
 mod relay;
+mod replicas;
 mod reply;
 mod serving_threads;
 mod session;
+mod shared;
 mod state;
 mod status_page;
 mod stream;
@@ -37,6 +39,7 @@ pub use conn_limits::ConnectionLimits;
 pub use guard::OriginPolicy;
 pub use serving_threads::ServingThreads;
 pub use session::SessionStore;
+pub use shared::{DEFAULT_KEY_PREFIX, SharedSessions};
 pub use state::{AppState, ServerOptions};
 
 /// The gateway's HTTP routes.
@@ -79,6 +82,12 @@ pub async fn serve(
 ) {
     let reaper = tokio::spawn(session::reap_loop(state.clone()));
     let fan_out = tokio::spawn(notify::fan_out(state.clone()));
+    let bus = state
+        .bus
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .map(|rx| tokio::spawn(replicas::bus_loop(Arc::downgrade(&state), rx)));
     // Open SSE streams would hold their connections forever; closing every session ends them.
     let on_stop = || state.sessions.close_all_streams();
     let drained = threads
@@ -96,6 +105,9 @@ pub async fn serve(
     }
     reaper.abort();
     fan_out.abort();
+    if let Some(b) = bus {
+        b.abort();
+    }
 }
 
 /// Threads serving clients when the config leaves it to us: one per core.

@@ -44,6 +44,9 @@ pub(crate) struct Session {
     /// Server-to-client requests awaiting the client's answer, by the id the gateway gave them.
     pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, ErrorObject>>>>,
     next_request: AtomicU64,
+    /// What the ids of server-to-client requests start with: `vmcp-`, plus the replica's id when
+    /// replicas share sessions (so an answer arriving at another replica finds its way back).
+    request_tag: Arc<str>,
     /// Client requests in flight, by their JSON-RPC id (for `notifications/cancelled`).
     in_flight: Mutex<HashMap<String, CallSink>>,
     /// Resource URIs the client subscribed to.
@@ -100,7 +103,8 @@ impl Session {
         &self,
         reply: oneshot::Sender<Result<Value, ErrorObject>>,
     ) -> String {
-        let id = format!("vmcp-{}", self.next_request.fetch_add(1, Ordering::Relaxed));
+        let n = self.next_request.fetch_add(1, Ordering::Relaxed);
+        let id = format!("{}{n}", self.request_tag);
         self.pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -164,6 +168,28 @@ impl Session {
         }
     }
 
+    /// Every URI the client subscribed to, sorted.
+    pub(crate) fn subscriptions(&self) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// Whether a GET stream is attached and open.
+    pub(crate) fn has_stream(&self) -> bool {
+        self.stream
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|tx| !tx.is_closed())
+    }
+
     /// Whether the client subscribed to `uri`.
     pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
         self.subscriptions
@@ -218,10 +244,11 @@ pub(crate) fn log_passes(params: Option<&Value>, min: usize) -> bool {
 /// All live sessions.
 pub struct SessionStore {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
-    ttl: Duration,
+    pub(crate) ttl: Duration,
     max: usize,
     epoch: Instant,
     clock: AtomicU64,
+    request_tag: Arc<str>,
 }
 
 impl SessionStore {
@@ -233,7 +260,13 @@ impl SessionStore {
             max: max.max(1),
             epoch: Instant::now(),
             clock: AtomicU64::new(0),
+            request_tag: Arc::from("vmcp-"),
         }
+    }
+
+    /// Server-to-client request ids of this store's sessions carry `replica`'s id.
+    pub(crate) fn tag_requests(&mut self, replica: &str) {
+        self.request_tag = Arc::from(format!("vmcp-{replica}-"));
     }
 
     fn now_ms(&self) -> u64 {
@@ -262,23 +295,70 @@ impl SessionStore {
         identity: Identity,
         catalog: Arc<Catalog>,
     ) -> (Arc<Session>, Option<Arc<Session>>) {
+        self.insert(
+            new_session_id(),
+            protocol_version,
+            client_capabilities,
+            identity,
+            catalog,
+        )
+    }
+
+    /// This replica's copy of a session another replica created (shared sessions); if a
+    /// concurrent request made one first, that one. Also returns the session evicted, if any.
+    pub(crate) fn adopt(
+        &self,
+        id: &str,
+        protocol_version: &'static str,
+        client_capabilities: Value,
+        identity: Identity,
+        catalog: Arc<Catalog>,
+    ) -> (Arc<Session>, Option<Arc<Session>>, bool) {
+        if let Some(s) = self.get_any(id) {
+            return (s, None, false);
+        }
+        let (s, evicted) = self.insert(
+            id.to_owned(),
+            protocol_version,
+            client_capabilities,
+            identity,
+            catalog,
+        );
+        (s, evicted, true)
+    }
+
+    fn insert(
+        &self,
+        id: String,
+        protocol_version: &'static str,
+        client_capabilities: Value,
+        identity: Identity,
+        catalog: Arc<Catalog>,
+    ) -> (Arc<Session>, Option<Arc<Session>>) {
+        let now = self.now_ms();
+        let touch = self.clock.fetch_add(1, Ordering::Relaxed);
+        let mut map = self.lock();
+        // Two requests adopting the same session at once: the first one's copy stands.
+        if let Some(existing) = map.get(&id) {
+            return (existing.clone(), None);
+        }
         let session = Arc::new(Session {
-            id: new_session_id(),
+            id,
             protocol_version,
             client_capabilities: Arc::new(client_capabilities),
             identity,
             catalog: Mutex::new(catalog),
             log_level: AtomicU8::new(1),
-            last_seen_ms: AtomicU64::new(self.now_ms()),
-            last_touch: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
+            last_seen_ms: AtomicU64::new(now),
+            last_touch: AtomicU64::new(touch),
             stream: Mutex::new(None),
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
+            request_tag: self.request_tag.clone(),
             in_flight: Mutex::new(HashMap::new()),
             subscriptions: Mutex::new(HashSet::new()),
             sink: Mutex::new(None),
         });
-        let mut map = self.lock();
         let evicted = if map.len() >= self.max {
             let lru = map
                 .values()
@@ -307,6 +387,31 @@ impl SessionStore {
             Ordering::Relaxed,
         );
         Some(session)
+    }
+
+    /// The session `id` whatever its local idle time (the shared store vouched for it),
+    /// refreshing its TTL.
+    pub(crate) fn get_any(&self, id: &str) -> Option<Arc<Session>> {
+        let session = self.lock().get(id).cloned()?;
+        session.last_seen_ms.store(self.now_ms(), Ordering::Relaxed);
+        session.last_touch.store(
+            self.clock.fetch_add(1, Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        Some(session)
+    }
+
+    /// Sessions idle past the TTL here that hold a GET stream (with shared sessions, they may
+    /// still be in use on other replicas: the reaper asks the store before ending them).
+    pub(crate) fn idle_with_streams(&self) -> Vec<Arc<Session>> {
+        let now = self.now_ms();
+        let ttl = self.ttl.as_millis() as u64;
+        self.lock()
+            .values()
+            .filter(|s| now.saturating_sub(s.last_seen_ms.load(Ordering::Relaxed)) > ttl)
+            .filter(|s| s.has_stream())
+            .cloned()
+            .collect()
     }
 
     /// Removes session `id`.
@@ -377,6 +482,7 @@ pub(crate) async fn reap_loop(state: Arc<AppState>) {
     let every = (state.sessions.ttl / 4).clamp(Duration::from_millis(200), Duration::from_secs(30));
     loop {
         tokio::time::sleep(every).await;
+        crate::replicas::keep_streams_in_use(&state).await;
         for s in state.sessions.take_expired() {
             tracing::debug!(session = %short(&s.id), "session expired");
             state.gateway.end_session(&s.id).await;

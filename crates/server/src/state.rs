@@ -9,6 +9,7 @@ use vmcp_auth::Authenticator;
 
 use crate::{
     auth::StatusAccess, conn_limits::ConnectionLimits, guard::OriginPolicy, session::SessionStore,
+    shared::SharedSessions,
 };
 
 /// Settings of the HTTP edge.
@@ -80,20 +81,38 @@ pub struct AppState {
     pub sessions: SessionStore,
     /// Edge settings.
     pub options: ServerOptions,
+    /// Sessions shared with other replicas through Redis, when configured.
+    pub shared: Option<SharedSessions>,
+    /// The bus's messages, until `serve` starts acting on them.
+    pub(crate) bus: std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<vmcp_redis::Message>>>,
 }
 
 impl AppState {
-    /// New state; sessions expire after `session_ttl` idle and are capped at `max_sessions`.
+    /// New state; sessions expire after `session_ttl` idle and are capped at `max_sessions`
+    /// (on this replica). With `redis`, sessions live in Redis under `key_prefix` and any replica
+    /// serves any of them.
     pub fn new(
         gateway: Arc<Gateway>,
         options: ServerOptions,
         session_ttl: Duration,
         max_sessions: usize,
+        redis: Option<(Arc<vmcp_redis::Client>, Option<String>)>,
     ) -> Arc<Self> {
+        let mut sessions = SessionStore::new(session_ttl, max_sessions);
+        let (shared, bus) = match redis {
+            Some((client, prefix)) => {
+                let (shared, bus) = SharedSessions::start(client, prefix.as_deref(), session_ttl);
+                sessions.tag_requests(shared.replica());
+                (Some(shared), Some(bus))
+            }
+            None => (None, None),
+        };
         Arc::new(Self {
-            sessions: SessionStore::new(session_ttl, max_sessions),
+            sessions,
             gateway,
             options,
+            shared,
+            bus: std::sync::Mutex::new(bus),
         })
     }
 }

@@ -41,6 +41,16 @@ pub fn rate_limit_decision(allowed: bool, bucket: &'static str) {
     }
 }
 
+/// A rate-limit check the bucket store could not answer; `let_through` when it failed open.
+pub fn rate_limit_store_error(let_through: bool) {
+    if let Some(m) = metrics() {
+        m.rate_limit_store_errors.add(1, &[]);
+        if let_through {
+            m.rate_limit_fail_open.add(1, &[]);
+        }
+    }
+}
+
 /// One lookup in a named cache (`capabilities`, `token_exchange`, `embeddings`, ...).
 pub fn cache_lookup(cache: &'static str, hit: bool) {
     if let Some(m) = metrics() {

@@ -27,6 +27,8 @@ pub(crate) struct Instruments {
     // Gateway state and decisions.
     pub(crate) health_transitions: Counter<u64>,
     pub(crate) rate_limit_decisions: Counter<u64>,
+    pub(crate) rate_limit_store_errors: Counter<u64>,
+    pub(crate) rate_limit_fail_open: Counter<u64>,
     pub(crate) cache_lookups: Counter<u64>,
     pub(crate) catalog_size: Gauge<u64>,
     // Composite tools.
@@ -117,6 +119,16 @@ impl Instruments {
                 m,
                 "toolhive_rate_limit_decisions",
                 "Rate limit decisions, by decision and bucket",
+            ),
+            rate_limit_store_errors: counter(
+                m,
+                "toolhive_rate_limit_redis_errors",
+                "Rate limit checks the shared bucket store (Redis) could not answer",
+            ),
+            rate_limit_fail_open: counter(
+                m,
+                "toolhive_rate_limit_fail_open",
+                "Requests let through because the shared bucket store could not answer",
             ),
             cache_lookups: counter(
                 m,

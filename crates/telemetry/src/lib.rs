@@ -26,6 +26,8 @@
 //! - [`rate_limit_decision`]`(allowed, bucket)`: one rate-limit check
 //!   (`toolhive_rate_limit_decisions_total{decision="allowed"|"rejected",bucket}`; `bucket` is the
 //!   bucket kind that decided: `shared`, `per_user`, `tool_shared`, `tool_per_user`);
+//! - [`rate_limit_store_error`]`(let_through)`: Redis could not answer a check
+//!   (`toolhive_rate_limit_redis_errors_total`, and `toolhive_rate_limit_fail_open_total` when let through);
 //! - [`cache_lookup`]`(cache, hit)`, [`catalog_size`]`(kind, n)`, [`backends_discovered`]`(n)`,
 //!   [`session_opened`] / [`session_closed`], [`workflow_finished`], [`find_tool_finished`],
 //!   [`optimizer_call_tool_finished`].
@@ -61,8 +63,8 @@ use vmcp_config::TelemetryConfig;
 
 pub use events::{
     backends_discovered, cache_lookup, catalog_size, find_tool_finished, health_transition,
-    optimizer_call_tool_finished, rate_limit_decision, session_closed, session_opened,
-    workflow_finished,
+    optimizer_call_tool_finished, rate_limit_decision, rate_limit_store_error, session_closed,
+    session_opened, workflow_finished,
 };
 pub use trace::{BackendCall, Outcome, ServerRequest, remote_parent, with_trace_meta, within};
 

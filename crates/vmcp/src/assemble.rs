@@ -1,6 +1,7 @@
 //! Turns a loaded config into the running pieces: backends, the core's options, the edge's options.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use serde_json::{Map, Value};
@@ -137,7 +138,10 @@ fn composites(config: &Config) -> anyhow::Result<Composites> {
 }
 
 /// The core's options from the `aggregation`, `compositeTools` and `operational` sections.
-pub(crate) fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions> {
+pub(crate) fn gateway_options(
+    config: &Config,
+    redis: Option<&Arc<vmcp_redis::Client>>,
+) -> anyhow::Result<GatewayOptions> {
     let agg = &config.aggregation;
     let workloads = agg
         .tools
@@ -203,7 +207,10 @@ pub(crate) fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions>
             vmcp_config::PartialFailureMode::BestEffort => PartialFailureMode::BestEffort,
         },
         discovery_timeout: config.server.discovery_timeout,
-        rate_limiter: config.rate_limiting.as_ref().map(rate_limiter),
+        rate_limiter: config
+            .rate_limiting
+            .as_ref()
+            .map(|r| rate_limiter(r, &config.name, redis)),
         // ToolHive debounces health-driven changes to the check interval; past 5 s that delays a
         // recovered backend's return for nothing (flapping is already damped to one change per 5 s).
         health_debounce: config
@@ -215,9 +222,14 @@ pub(crate) fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions>
     })
 }
 
-/// The rate limiter of `rateLimiting`: buckets in this process's memory (one instance; ToolHive
-/// needs Redis even for one).
-fn rate_limiter(r: &vmcp_config::RateLimitConfig) -> Arc<RateLimiter> {
+/// The rate limiter of `rateLimiting`: buckets in Redis, shared by every replica, with
+/// `sessionStorage: redis`; otherwise in this process's memory (one instance; ToolHive needs
+/// Redis even for one).
+fn rate_limiter(
+    r: &vmcp_config::RateLimitConfig,
+    name: &str,
+    redis: Option<&Arc<vmcp_redis::Client>>,
+) -> Arc<RateLimiter> {
     let limit = |b: &vmcp_config::BucketConfig| Limit {
         max_tokens: b.max_tokens,
         refill_period: b.refill_period,
@@ -233,12 +245,47 @@ fn rate_limiter(r: &vmcp_config::RateLimitConfig) -> Arc<RateLimiter> {
             (t.name.clone(), limits)
         })
         .collect();
-    Arc::new(RateLimiter::in_memory(RateLimits {
+    let limits = RateLimits {
         shared: r.shared.as_ref().map(limit),
         per_user: r.per_user.as_ref().map(limit),
         tools,
-    }))
+    };
+    let limiter = match redis {
+        Some(client) => {
+            // ToolHive's key namespace: the Kubernetes namespace, `local` outside a cluster.
+            let namespace = std::env::var("VMCP_NAMESPACE")
+                .ok()
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| "local".to_owned());
+            let store = vmcp_core::RedisStore::new(client.clone(), &namespace, name);
+            RateLimiter::new(limits, Arc::new(store))
+        }
+        None => RateLimiter::in_memory(limits),
+    };
+    Arc::new(limiter.fail_closed(r.fail_closed))
 }
+
+/// The Redis client of `sessionStorage: {provider: redis}`, shared by sessions, the bus between
+/// replicas and rate limits. Nothing connects yet: Redis may come up after the gateway.
+pub(crate) fn redis(config: &Config) -> Option<Arc<vmcp_redis::Client>> {
+    let s = config.session_storage.as_ref()?;
+    if s.provider != vmcp_config::SessionProvider::Redis {
+        return None;
+    }
+    Some(Arc::new(vmcp_redis::Client::new(vmcp_redis::Config {
+        address: s.address.clone().unwrap_or_default(),
+        db: s.db,
+        username: None,
+        // ToolHive's variable, so a deployment's Secret works unchanged.
+        password: std::env::var("THV_SESSION_REDIS_PASSWORD")
+            .ok()
+            .filter(|p| !p.is_empty()),
+        timeout: REDIS_TIMEOUT,
+    })))
+}
+
+/// Upper bound on each Redis call and connect: a slow Redis costs a request at most this.
+const REDIS_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The incoming authenticator of `incomingAuth`.
 pub(crate) fn authenticator(config: &Config) -> anyhow::Result<Authenticator> {

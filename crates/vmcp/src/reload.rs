@@ -29,6 +29,8 @@ pub(crate) struct Reloader<'a> {
     pub(crate) running: Config,
     pub(crate) gateway: Arc<Gateway>,
     pub(crate) serving: &'a ServingThreads,
+    /// The Redis client of `sessionStorage` (not reloaded), for rate-limit buckets.
+    pub(crate) redis: Option<Arc<vmcp_redis::Client>>,
 }
 
 impl Reloader<'_> {
@@ -104,7 +106,7 @@ impl Reloader<'_> {
             assemble::backends(&build, self.serving)?
         };
         backends.extend(keep);
-        let mut options = assemble::gateway_options(&config)?;
+        let mut options = assemble::gateway_options(&config, self.redis.as_ref())?;
         let current = self.gateway.options();
         if let Some(authorizer) = crate::authz::authorizer(&config)? {
             options.authorizer = Arc::new(authorizer);

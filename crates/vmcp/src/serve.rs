@@ -61,7 +61,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         vmcp_server::ServingThreads::start(threads).context("cannot start serving threads")?;
     let backends = assemble::backends(&config, &serving)?;
     let auditor = crate::audit::auditor(&config, &backends)?;
-    let mut options = assemble::gateway_options(&config)?;
+    let redis = assemble::redis(&config);
+    let mut options = assemble::gateway_options(&config, redis.as_ref())?;
     if let Some(authorizer) = authorizer {
         options.authorizer = Arc::new(authorizer);
     }
@@ -106,7 +107,17 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         options,
         session_ttl,
         config.server.max_sessions,
+        redis.clone().map(|client| {
+            let prefix = config
+                .session_storage
+                .as_ref()
+                .and_then(|s| s.key_prefix.clone());
+            (client, prefix)
+        }),
     );
+    if let Some(client) = &redis {
+        check_redis(client).await;
+    }
 
     // Aggregate once in the background so /readyz turns ready without waiting for a client.
     let warm = gateway.clone();
@@ -132,6 +143,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         running: config.clone(),
         gateway: gateway.clone(),
         serving: &serving,
+        redis,
     };
     tokio::select! {
         () = vmcp_server::serve(&serving, listener, state.clone(), shutdown_signal(), DRAIN) => {}
@@ -159,6 +171,20 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Redis is asked once at startup so a wrong address or password shows at once; unlike
+/// ToolHive, the gateway starts anyway (2026-07-28 traffic needs no Redis, and 2025-11-25
+/// sessions work as soon as Redis answers).
+async fn check_redis(client: &vmcp_redis::Client) {
+    match client.call(&[b"PING"]).await {
+        Ok(_) => {
+            tracing::info!(address = %client.config().address, "session storage: Redis answers")
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "session storage: Redis does not answer yet; 2025-11-25 sessions get 503 until it does, 2026-07-28 requests are served")
+        }
+    }
 }
 
 async fn shutdown_signal() {

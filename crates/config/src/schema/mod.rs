@@ -171,7 +171,7 @@ pub enum SessionProvider {
     /// In-process (`memory`).
     #[default]
     Memory,
-    /// Redis (`redis`; not supported yet).
+    /// Redis (`redis`): sessions and rate-limit buckets shared by replicas.
     Redis,
 }
 
@@ -183,7 +183,7 @@ impl Choice for SessionProvider {
 /// `sessionStorage`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SessionStorageConfig {
-    /// `provider` (required).
+    /// `provider` (default memory).
     pub provider: SessionProvider,
     /// `address` of Redis (required for redis).
     pub address: Option<String>,
@@ -242,10 +242,8 @@ pub(crate) fn decode(root: &Value, issues: &Issues) -> Config {
         .unwrap_or_default();
     let session_storage = f.value("sessionStorage").map(|(v, p)| {
         let mut s = Fields::open(v, &p, issues);
-        let provider = s.choice("provider").unwrap_or_else(|| {
-            issues.push_new(&p.key("provider"), "is required (memory or redis)");
-            SessionProvider::Memory
-        });
+        // ToolHive: an empty provider means memory.
+        let provider = s.choice("provider").unwrap_or(SessionProvider::Memory);
         let cfg = SessionStorageConfig {
             provider,
             address: s.string("address"),

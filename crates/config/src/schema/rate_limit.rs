@@ -40,6 +40,9 @@ pub struct RateLimitConfig {
     pub per_user: Option<BucketConfig>,
     /// `tools[]`: buckets for single tools, on top of the global ones.
     pub tools: Vec<ToolRateLimit>,
+    /// `failClosed` (vmcp's own key, default false): when the shared bucket store (Redis) cannot
+    /// answer, reject the request instead of letting it through as ToolHive does.
+    pub fail_closed: bool,
 }
 
 pub(crate) fn decode_rate_limiting(v: &Value, path: &KeyPath, issues: &Issues) -> RateLimitConfig {
@@ -68,6 +71,7 @@ pub(crate) fn decode_rate_limiting(v: &Value, path: &KeyPath, issues: &Issues) -
                     .collect()
             })
             .unwrap_or_default(),
+        fail_closed: f.bool("failClosed").unwrap_or(false),
     };
     f.finish();
     cfg

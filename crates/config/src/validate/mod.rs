@@ -52,14 +52,31 @@ pub(crate) fn validate(config: &Config, issues: &Issues) {
     }
     check_passthrough_headers(config, issues);
     composite::check(config, issues);
-    if let Some(s) = &config.session_storage
-        && s.provider == SessionProvider::Redis
-        && s.address.is_none()
-    {
-        issues.push_new(
-            &root.key("sessionStorage").key("address"),
-            "is required when provider is redis",
-        );
+    if let Some(s) = &config.session_storage {
+        let path = root.key("sessionStorage");
+        if s.provider == SessionProvider::Redis
+            && s.address.as_deref().is_none_or(|a| a.trim().is_empty())
+        {
+            issues.push_new(&path.key("address"), "is required when provider is redis");
+        }
+        if let Some(a) = &s.address
+            && !a.trim().is_empty()
+            && a.rsplit_once(':')
+                .is_none_or(|(_, port)| port.parse::<u16>().is_err())
+        {
+            issues.push_new(
+                &path.key("address"),
+                format!("{a:?} is not host:port (e.g. redis:6379)"),
+            );
+        }
+        if let Some(p) = &s.key_prefix
+            && !p.ends_with(':')
+        {
+            issues.push_new(
+                &path.key("keyPrefix"),
+                format!("{p:?} must end with ':' (ToolHive's rule; e.g. thv:vmcp:session:)"),
+            );
+        }
     }
 }
 

@@ -154,6 +154,12 @@ impl Gateway {
     pub fn client(&self) -> Client {
         Client::new(&self.url)
     }
+
+    /// Kills the process at once (SIGKILL), as a crash or an evicted pod would end.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Drop for Gateway {
@@ -303,6 +309,14 @@ impl Client {
         }
         let resp = req.send().await.expect("POST");
         decode(resp).await
+    }
+
+    /// The same session, its requests sent to `url` (another replica, say).
+    pub fn at(&self, url: &str) -> Client {
+        Client {
+            url: url.to_string(),
+            ..self.clone()
+        }
     }
 
     /// A request in this session; returns the whole JSON-RPC answer.

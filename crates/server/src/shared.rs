@@ -1,0 +1,361 @@
+//! Sessions shared by replicas through Redis (`sessionStorage: {provider: redis}`): the record
+//! that lets any replica serve a 2025-11-25 session, and the bus replicas talk over.
+//!
+//! A record is ToolHive's layout: key `<keyPrefix><Mcp-Session-Id>`, value a JSON object of
+//! strings, created with `SET NX EX`, read with `GETEX` (sliding TTL), updated with `SET XX EX`,
+//! deleted on `DELETE`. It holds what a replica needs to rebuild the session: the identity
+//! binding, the negotiated version, the client's capabilities, its log level and subscriptions,
+//! and the backends it spans. Live connections are never stored: each replica keeps its own pool
+//! of backend connections, so upstream connections grow with replicas, not with sessions.
+//!
+//! The bus is one pub/sub channel. Replicas publish there when a session ends, when its state
+//! changes, and when a client's answer to a server-to-client request reaches a replica other
+//! than the one waiting for it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use vmcp_core::Identity;
+use vmcp_proto::ErrorObject;
+use vmcp_redis::{Client, Message, RedisError, Subscription};
+
+use crate::session::{LOG_LEVELS, Session};
+
+/// ToolHive's default key prefix.
+pub const DEFAULT_KEY_PREFIX: &str = "thv:vmcp:session:";
+
+const BINDING: &str = "vmcp.identity.binding";
+const BACKENDS: &str = "vmcp.backend.ids";
+const VERSION: &str = "vmcp.protocol.version";
+const CAPABILITIES: &str = "vmcp.client.capabilities";
+const LOG_LEVEL: &str = "vmcp.log.level";
+const SUBSCRIPTIONS: &str = "vmcp.resource.subscriptions";
+
+/// A stored session: ToolHive's string-to-string metadata object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Record(BTreeMap<String, String>);
+
+impl Record {
+    /// The record of `session` as it is now.
+    pub(crate) fn of(session: &Session) -> Self {
+        let mut m = BTreeMap::new();
+        m.insert(BINDING.into(), binding(&session.identity));
+        let catalog = session.catalog();
+        let mut backends: Vec<&str> = catalog
+            .tools()
+            .iter()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+            .filter_map(|name| catalog.tool(name))
+            .map(|route| route.backend.as_str())
+            .collect();
+        backends.sort_unstable();
+        backends.dedup();
+        m.insert(BACKENDS.into(), backends.join(","));
+        m.insert(VERSION.into(), session.protocol_version.into());
+        m.insert(CAPABILITIES.into(), session.client_capabilities.to_string());
+        m.insert(LOG_LEVEL.into(), LOG_LEVELS[session.log_level()].into());
+        m.insert(
+            SUBSCRIPTIONS.into(),
+            Value::from(session.subscriptions()).to_string(),
+        );
+        Self(m)
+    }
+
+    fn parse(bytes: &[u8]) -> Option<Self> {
+        serde_json::from_slice(bytes).ok().map(Self)
+    }
+
+    fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.0).unwrap_or_default()
+    }
+
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    /// Whether `identity` is the caller the session is bound to.
+    pub(crate) fn belongs_to(&self, identity: &Identity) -> bool {
+        self.get(BINDING) == Some(binding(identity).as_str())
+    }
+
+    /// The negotiated revision, if it is one this build speaks.
+    pub(crate) fn version(&self) -> Option<&'static str> {
+        let v = self.get(VERSION)?;
+        vmcp_proto::revision::LEGACY_VERSIONS
+            .iter()
+            .copied()
+            .find(|known| *known == v)
+    }
+
+    /// The client's declared capabilities.
+    pub(crate) fn capabilities(&self) -> Value {
+        self.get(CAPABILITIES)
+            .and_then(|c| serde_json::from_str(c).ok())
+            .unwrap_or_else(|| json!({}))
+    }
+
+    /// The client's log level.
+    pub(crate) fn log_level(&self) -> Option<&str> {
+        self.get(LOG_LEVEL)
+    }
+
+    /// The URIs the client subscribed to.
+    pub(crate) fn subscriptions(&self) -> Vec<String> {
+        self.get(SUBSCRIPTIONS)
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// ToolHive's binding of a session to its caller, hashed: the record then holds no plaintext
+/// subject (ToolHive stores `<iss>\0<sub>` as is).
+fn binding(identity: &Identity) -> String {
+    match identity.binding() {
+        Some((iss, sub)) => {
+            let digest =
+                ring::digest::digest(&ring::digest::SHA256, format!("{iss}\0{sub}").as_bytes());
+            let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+            format!("sha256:{hex}")
+        }
+        None => "unauthenticated".into(),
+    }
+}
+
+/// What one replica tells the others.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum BusMessage {
+    /// The session ended (DELETE): drop local copies and close their streams.
+    Ended { session: String },
+    /// The session's record changed (log level, subscriptions): re-read it.
+    Changed { session: String },
+    /// A client's answer to request `id`, for the replica whose id the request id carries.
+    Answer {
+        session: String,
+        to: String,
+        id: Value,
+        outcome: Result<Value, ErrorObject>,
+    },
+}
+
+/// The Redis side of shared sessions.
+pub struct SharedSessions {
+    client: Arc<Client>,
+    prefix: String,
+    ttl_secs: String,
+    replica: String,
+    channel: String,
+    subscription: Subscription,
+}
+
+impl SharedSessions {
+    /// Sessions in Redis under `key_prefix` (ToolHive's default when None), expiring after
+    /// `ttl` without a request; starts listening on the bus. Returns the bus's messages, which
+    /// the edge acts on.
+    pub fn start(
+        client: Arc<Client>,
+        key_prefix: Option<&str>,
+        ttl: Duration,
+    ) -> (Self, mpsc::Receiver<Message>) {
+        let prefix = key_prefix.unwrap_or(DEFAULT_KEY_PREFIX).to_owned();
+        let channel = format!("{prefix}bus");
+        let (tx, rx) = mpsc::channel(1024);
+        let subscription = Subscription::start(client.config().clone(), vec![channel.clone()], tx);
+        let mut id = [0u8; 4];
+        let _ = getrandom::fill(&mut id);
+        let shared = Self {
+            client,
+            ttl_secs: ttl.as_secs().max(1).to_string(),
+            prefix,
+            replica: id.iter().map(|b| format!("{b:02x}")).collect(),
+            channel,
+            subscription,
+        };
+        (shared, rx)
+    }
+
+    /// This replica's id (random per process).
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    /// Whether Redis is reachable and the bus subscribed, as far as the last calls know.
+    pub fn is_up(&self) -> bool {
+        self.client.is_up() && self.subscription.is_up()
+    }
+
+    fn key(&self, id: &str) -> String {
+        format!("{}{id}", self.prefix)
+    }
+
+    /// Stores a new session's record.
+    pub(crate) async fn create(&self, id: &str, record: &Record) -> Result<(), RedisError> {
+        let (key, value) = (self.key(id), record.to_json());
+        let args: [&[u8]; 6] = [
+            b"SET",
+            key.as_bytes(),
+            &value,
+            b"NX",
+            b"EX",
+            self.ttl_secs.as_bytes(),
+        ];
+        match self.client.call(&args).await? {
+            vmcp_redis::Value::Nil => Err(RedisError::Refused("session id already taken".into())),
+            _ => Ok(()),
+        }
+    }
+
+    /// The record of session `id`, sliding its TTL; None when it ended or expired.
+    pub(crate) async fn load(&self, id: &str) -> Result<Option<Record>, RedisError> {
+        let key = self.key(id);
+        let args: [&[u8]; 4] = [b"GETEX", key.as_bytes(), b"EX", self.ttl_secs.as_bytes()];
+        self.read(self.client.call(&args).await?)
+    }
+
+    /// The record of session `id`, without touching its TTL.
+    pub(crate) async fn peek(&self, id: &str) -> Result<Option<Record>, RedisError> {
+        let key = self.key(id);
+        self.read(self.client.call(&[b"GET", key.as_bytes()]).await?)
+    }
+
+    fn read(&self, value: vmcp_redis::Value) -> Result<Option<Record>, RedisError> {
+        match value {
+            vmcp_redis::Value::Nil => Ok(None),
+            vmcp_redis::Value::Data(d) => Record::parse(&d)
+                .map(Some)
+                .ok_or_else(|| RedisError::Refused("a session record is not a JSON object".into())),
+            other => Err(RedisError::Refused(format!(
+                "unexpected reply to a session read: {other:?}"
+            ))),
+        }
+    }
+
+    /// Replaces the record of a live session and tells the other replicas; false when the
+    /// session no longer exists.
+    pub(crate) async fn save(&self, id: &str, record: &Record) -> Result<bool, RedisError> {
+        let (key, value) = (self.key(id), record.to_json());
+        let note = self.encode(&BusMessage::Changed {
+            session: id.to_owned(),
+        });
+        let set: [&[u8]; 6] = [
+            b"SET",
+            key.as_bytes(),
+            &value,
+            b"XX",
+            b"EX",
+            self.ttl_secs.as_bytes(),
+        ];
+        let publish: [&[u8]; 3] = [b"PUBLISH", self.channel.as_bytes(), &note];
+        let replies = self.client.pipeline(&[&set, &publish]).await?;
+        match replies.first() {
+            Some(vmcp_redis::Value::Error(e)) => Err(RedisError::Refused(e.clone())),
+            Some(vmcp_redis::Value::Nil) => Ok(false),
+            _ => Ok(true),
+        }
+    }
+
+    /// Deletes session `id` and tells the other replicas; false when it did not exist.
+    pub(crate) async fn remove(&self, id: &str) -> Result<bool, RedisError> {
+        let key = self.key(id);
+        let note = self.encode(&BusMessage::Ended {
+            session: id.to_owned(),
+        });
+        let publish: [&[u8]; 3] = [b"PUBLISH", self.channel.as_bytes(), &note];
+        let replies = self
+            .client
+            .pipeline(&[&[b"DEL", key.as_bytes()], &publish])
+            .await?;
+        match replies.first() {
+            Some(vmcp_redis::Value::Int(n)) => Ok(*n > 0),
+            Some(vmcp_redis::Value::Error(e)) => Err(RedisError::Refused(e.clone())),
+            other => Err(RedisError::Refused(format!("DEL answered {other:?}"))),
+        }
+    }
+
+    /// Which of `ids` still exist (one round trip).
+    pub(crate) async fn exist(&self, ids: &[String]) -> Result<Vec<bool>, RedisError> {
+        let keys: Vec<String> = ids.iter().map(|id| self.key(id)).collect();
+        let commands: Vec<[&[u8]; 2]> = keys
+            .iter()
+            .map(|k| [&b"EXISTS"[..], k.as_bytes()])
+            .collect();
+        let refs: Vec<&[&[u8]]> = commands.iter().map(|c| &c[..]).collect();
+        let replies = self.client.pipeline(&refs).await?;
+        Ok(replies
+            .iter()
+            .map(|r| matches!(r, vmcp_redis::Value::Int(n) if *n > 0))
+            .collect())
+    }
+
+    /// The replica a server-to-client request id belongs to, when it is another replica's.
+    pub(crate) fn owner_elsewhere(&self, request_id: &Value) -> Option<String> {
+        let rest = request_id.as_str()?.strip_prefix("vmcp-")?;
+        let (replica, n) = rest.split_once('-')?;
+        (replica != self.replica && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| replica.to_owned())
+    }
+
+    /// Publishes `message` on the bus.
+    pub(crate) async fn publish(&self, message: &BusMessage) -> Result<(), RedisError> {
+        let payload = self.encode(message);
+        self.client
+            .call(&[b"PUBLISH", self.channel.as_bytes(), &payload])
+            .await
+            .map(|_| ())
+    }
+
+    fn encode(&self, message: &BusMessage) -> Vec<u8> {
+        let from = &self.replica;
+        let v = match message {
+            BusMessage::Ended { session } => json!({"t": "ended", "s": session, "from": from}),
+            BusMessage::Changed { session } => json!({"t": "changed", "s": session, "from": from}),
+            BusMessage::Answer {
+                session,
+                to,
+                id,
+                outcome,
+            } => {
+                let mut v = json!({"t": "answer", "s": session, "to": to, "id": id, "from": from});
+                match outcome {
+                    Ok(result) => v["result"] = result.clone(),
+                    Err(error) => v["error"] = json!(error),
+                }
+                v
+            }
+        };
+        serde_json::to_vec(&v).unwrap_or_default()
+    }
+
+    /// A bus message meant for this replica (None: malformed, or sent by this replica, or an
+    /// answer for another replica).
+    pub(crate) fn decode(&self, payload: &[u8]) -> Option<BusMessage> {
+        let v: Value = serde_json::from_slice(payload).ok()?;
+        if v.get("from").and_then(Value::as_str) == Some(self.replica.as_str()) {
+            return None;
+        }
+        let session = v.get("s")?.as_str()?.to_owned();
+        match v.get("t")?.as_str()? {
+            "ended" => Some(BusMessage::Ended { session }),
+            "changed" => Some(BusMessage::Changed { session }),
+            "answer" => {
+                if v.get("to").and_then(Value::as_str) != Some(self.replica.as_str()) {
+                    return None;
+                }
+                let outcome = match (v.get("result"), v.get("error")) {
+                    (Some(r), _) => Ok(r.clone()),
+                    (None, Some(e)) => Err(serde_json::from_value(e.clone()).ok()?),
+                    (None, None) => return None,
+                };
+                Some(BusMessage::Answer {
+                    session,
+                    to: self.replica.clone(),
+                    id: v.get("id")?.clone(),
+                    outcome,
+                })
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! Several replicas behind a load balancer, sharing sessions and rate limits through Redis:
+//! a real `redis-server` and a round-robin HAProxy (Debian's packages) in front of three `vmcp`
+//! processes, so consecutive requests of one session land on different replicas.
+//!
+//! Skipped with a note when redis-server or haproxy is missing, except under `CI=true`.
+
+#![allow(clippy::unwrap_used)] // Test code: a panic is the failure report.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::eras::{ModernClient, SseReader, legacy_stream};
+use common::{Client, Gateway, JSON_AND_SSE, eventually, http, http_backend, text_of};
+use serde_json::{Value, json};
+use vmcp_testkit::{
+    FixtureOptions, RedisServer, serve_conformance_in_process, serve_http_in_process,
+};
+
+/// HAProxy balancing every request round-robin over the replicas; killed on drop.
+struct Balancer {
+    child: Child,
+    url: String,
+    stats: String,
+    config: std::path::PathBuf,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Balancer {
+    /// None (with a note) when haproxy is not installed outside CI.
+    fn start(replicas: &[&Gateway]) -> Option<Balancer> {
+        let installed = Command::new("haproxy")
+            .arg("-v")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !installed {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI must have haproxy (apt-get install haproxy; .ci/run does)"
+            );
+            eprintln!("note: haproxy is not installed; skipping the multi-replica test");
+            return None;
+        }
+        let (port, stats) = (free_port(), free_port());
+        let mut servers = String::new();
+        for (i, r) in replicas.iter().enumerate() {
+            let addr = r.base.trim_start_matches("http://");
+            servers.push_str(&format!("  server r{} {addr} check\n", i + 1));
+        }
+        // Round robin per request; a dead replica is found by the check within ~300 ms, and a
+        // refused connection is retried on another replica (redispatch).
+        let config = format!(
+            "global\n  maxconn 4096\ndefaults\n  mode http\n  timeout connect 1s\n  timeout client 60s\n  timeout server 60s\n  retries 2\n  option redispatch\nlisten mcp\n  bind 127.0.0.1:{port}\n  balance roundrobin\n  option httpchk GET /health\n  default-server inter 200ms fall 1 rise 2\n{servers}listen stats\n  bind 127.0.0.1:{stats}\n  stats enable\n  stats uri /stats\n"
+        );
+        let path = common::temp_path("haproxy.cfg");
+        std::fs::write(&path, config).unwrap();
+        let child = Command::new("haproxy")
+            .args(["-db", "-f"])
+            .arg(&path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start haproxy");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "haproxy did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(Balancer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            stats: format!("http://127.0.0.1:{stats}/stats;csv"),
+            config: path,
+        })
+    }
+
+    /// Requests each replica has served so far (`stot` of HAProxy's statistics), by name r1..rN.
+    async fn served(&self) -> BTreeMap<String, u64> {
+        let csv = http()
+            .get(&self.stats)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines
+            .next()
+            .unwrap()
+            .trim_start_matches("# ")
+            .split(',')
+            .collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let (px, sv, stot) = (col("pxname"), col("svname"), col("stot"));
+        lines
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|f| f.len() > stot && f[px] == "mcp" && f[sv].starts_with('r'))
+            .map(|f| (f[sv].to_owned(), f[stot].parse().unwrap()))
+            .collect()
+    }
+
+    /// Waits until HAProxy's checks see `n` replicas up.
+    async fn wait_up(&self, n: usize) {
+        let ok = eventually(Duration::from_secs(10), || async {
+            let csv = http()
+                .get(&self.stats)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            csv.lines()
+                .filter(|l| l.starts_with("mcp,r") && l.contains(",UP,"))
+                .count()
+                == n
+        })
+        .await;
+        assert!(ok, "haproxy does not see {n} replicas up");
+    }
+}
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.config);
+    }
+}
+
+/// The replicas' shared config: two backends, Redis sessions, a rate-limited tool.
+fn config(redis: &str, conformance: &str, notes: &str, extra_backend: Option<&str>) -> String {
+    let mut backends = http_backend("conf", conformance) + &http_backend("notes", notes);
+    if let Some(url) = extra_backend {
+        backends += &http_backend("extra", url);
+    }
+    format!(
+        "name: scaled\nbackends:\n{backends}sessionStorage:\n  provider: redis\n  address: {redis}\nrateLimiting:\n  tools:\n    - name: notes_add\n      shared: {{maxTokens: 5, refillPeriod: 1h}}\n"
+    )
+}
+
+fn start_replicas(yaml: &str, n: usize) -> Vec<Gateway> {
+    (0..n)
+        .map(|_| Gateway::start_with(yaml, &["--watch"]))
+        .collect()
+}
+
+/// Echo through the balancer `n` times, each answer checked against its own request.
+async fn echo_many(c: &Client, tag: &str, n: usize) {
+    for i in 0..n {
+        let text = format!("{tag}-{i}");
+        let r = c.call("notes_echo", json!({"text": text})).await;
+        assert_eq!(text_of(&r), text, "{r}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sessions_calls_changes_and_elicitation_across_three_replicas() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (conformance, _c) = serve_conformance_in_process().await;
+    let (notes, _n) = serve_http_in_process(FixtureOptions {
+        name: "notes".into(),
+        ..FixtureOptions::default()
+    })
+    .await;
+    let yaml = config(&redis.address(), &conformance, &notes, None);
+    let replicas = start_replicas(&yaml, 3);
+    let Some(lb) = Balancer::start(&replicas.iter().collect::<Vec<_>>()) else {
+        return;
+    };
+    lb.wait_up(3).await;
+
+    // A Legacy session through the balancer: every request lands on the next replica.
+    let before = lb.served().await;
+    let c = Client::connect_with(&lb.url, "2025-11-25", json!({"elicitation": {}})).await;
+    let names = c.tool_names().await;
+    for want in ["conf_test_elicitation", "notes_echo", "notes_add"] {
+        assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
+    }
+    echo_many(&c, "legacy", 9).await;
+    let resources = c.ok("resources/list", json!({})).await;
+    assert!(!resources["resources"].as_array().unwrap().is_empty());
+    let after = lb.served().await;
+    for (replica, n) in &after {
+        let served = n - before.get(replica).copied().unwrap_or(0);
+        assert!(
+            served >= 3,
+            "{replica} served only {served} of the session's requests: {after:?}"
+        );
+    }
+    // Redis holds the session under ToolHive's prefix, with its TTL.
+    let session = c.session.clone().unwrap();
+    let key = format!("thv:vmcp:session:{session}");
+    let ttl: i64 = redis.cli(&["TTL", &key]).trim().parse().unwrap();
+    assert!(ttl > 0, "the session record has no TTL: {ttl}");
+    let record: Value = serde_json::from_str(redis.cli(&["GET", &key]).trim()).unwrap();
+    assert_eq!(
+        record["vmcp.identity.binding"], "unauthenticated",
+        "{record}"
+    );
+    assert_eq!(record["vmcp.protocol.version"], "2025-11-25", "{record}");
+
+    // setLevel on one replica is seen by the others (the record carries it).
+    c.ok("logging/setLevel", json!({"level": "error"})).await;
+    let record: Value = serde_json::from_str(redis.cli(&["GET", &key]).trim()).unwrap();
+    assert_eq!(record["vmcp.log.level"], "error", "{record}");
+
+    // Mid-call elicitation: the call on replica 1, the client's answer posted to replica 2.
+    let direct = |r: &Gateway| c.at(&r.url);
+    let on_1 = direct(&replicas[0]);
+    let on_2 = direct(&replicas[1]);
+    let call = on_1
+        .http
+        .post(&on_1.url)
+        .header("content-type", "application/json")
+        .header("accept", JSON_AND_SSE)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+            "params": {"name": "conf_test_elicitation", "arguments": {"message": "Who are you?"}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(call.status(), 200);
+    let mut events = SseReader::new(call);
+    let ask = events.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let answer = on_2
+        .post_raw(
+            Some(session.clone()),
+            json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept",
+                "content": {"username": "ada-on-replica-2", "email": "ada@example.org"}}}),
+        )
+        .await;
+    assert_eq!(answer.status, 202, "{}", answer.text);
+    let done = events.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(done["id"], 77, "{done}");
+    let text = text_of(&done);
+    assert!(
+        text.contains("ada-on-replica-2"),
+        "the answer did not reach replica 1: {done}"
+    );
+
+    // A GET stream through the balancer, then a backend added to the config: whichever replica
+    // holds the stream tells the client.
+    let mut stream = legacy_stream(&c).await;
+    let (extra, _e) = serve_http_in_process(FixtureOptions {
+        name: "extra".into(),
+        ..FixtureOptions::default()
+    })
+    .await;
+    let changed = config(&redis.address(), &conformance, &notes, Some(&extra));
+    for r in &replicas {
+        std::fs::write(&r.config_path, &changed).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let event = stream.next(left).await.expect("stream ended");
+        if event["method"] == "notifications/tools/list_changed" {
+            break;
+        }
+    }
+    let ok = eventually(Duration::from_secs(10), || async {
+        c.tool_names()
+            .await
+            .iter()
+            .filter(|n| n.starts_with("extra_"))
+            .count()
+            > 0
+    })
+    .await;
+    assert!(ok, "the added backend's tools never appeared");
+
+    // A rate limit of 5 on notes_add, counted across replicas and sessions.
+    let others = [
+        Client::connect(&lb.url).await,
+        Client::connect(&lb.url).await,
+    ];
+    let mut allowed = 0;
+    for i in 0..9 {
+        let client = if i % 3 == 0 { &c } else { &others[i % 3 - 1] };
+        let r = client.call("notes_add", json!({"a": i, "b": 1})).await;
+        if r["result"]["isError"] != json!(true) {
+            allowed += 1;
+        } else {
+            assert_eq!(r["result"]["structuredContent"]["code"], 429, "{r}");
+        }
+    }
+    assert_eq!(allowed, 5, "the shared bucket of 5 let {allowed} through");
+    let bucket = redis.cli(&[
+        "HGET",
+        "thv:rl:{local:scaled}:shared:tool:notes_add",
+        "tokens",
+    ]);
+    assert!(!bucket.trim().is_empty(), "no bucket under ToolHive's key");
+
+    // 2026-07-28 requests through the balancer: stateless, any replica.
+    let modern = ModernClient::new(&lb.url);
+    for i in 0..6 {
+        let r = modern
+            .ok(
+                "tools/call",
+                json!({"name": "notes_echo", "arguments": {"text": format!("m{i}")}}),
+            )
+            .await;
+        assert_eq!(r["content"][0]["text"], format!("m{i}"), "{r}");
+    }
+
+    // DELETE on one replica ends the session on all of them.
+    assert_eq!(c.delete().await, 200);
+    for r in &replicas {
+        let a = direct(r)
+            .post_raw(
+                Some(session.clone()),
+                json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
+            )
+            .await;
+        assert_eq!(a.status, 404, "{}", a.text);
+    }
+    assert_eq!(redis.cli(&["EXISTS", &key]).trim(), "0");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_killed_replica_loses_only_its_in_flight_requests() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (conformance, _c) = serve_conformance_in_process().await;
+    let (notes, _n) = serve_http_in_process(FixtureOptions {
+        name: "notes".into(),
+        ..FixtureOptions::default()
+    })
+    .await;
+    let yaml = config(&redis.address(), &conformance, &notes, None);
+    let mut replicas = start_replicas(&yaml, 3);
+    let Some(lb) = Balancer::start(&replicas.iter().collect::<Vec<_>>()) else {
+        return;
+    };
+    lb.wait_up(3).await;
+
+    let mut sessions = Vec::new();
+    for _ in 0..4 {
+        sessions.push(Client::connect(&lb.url).await);
+    }
+    let url = lb.url.clone();
+    let mut runs = Vec::new();
+    for (s, c) in sessions.into_iter().enumerate() {
+        let url = url.clone();
+        runs.push(tokio::spawn(async move {
+            let (mut ok, mut lost, mut not_found) = (0, 0, 0);
+            for i in 0..60 {
+                let text = format!("s{s}-{i}");
+                let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                    "params": {"name": "notes_echo", "arguments": {"text": text}}});
+                let sent = c
+                    .http
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .header("accept", JSON_AND_SSE)
+                    .header("mcp-session-id", c.session.clone().unwrap())
+                    .header("mcp-protocol-version", "2025-11-25")
+                    .json(&body)
+                    .send()
+                    .await;
+                match sent {
+                    Ok(resp) => {
+                        let a = common::decode(resp).await;
+                        match a.status {
+                            200 => {
+                                assert_eq!(a.body["id"], i, "a mixed answer: {}", a.text);
+                                assert_eq!(text_of(&a.body), text, "{}", a.text);
+                                ok += 1;
+                            }
+                            404 => not_found += 1,
+                            // The balancer's answer for a request in flight on the killed replica.
+                            502..=504 => lost += 1,
+                            other => panic!("unexpected {other}: {}", a.text),
+                        }
+                    }
+                    Err(_) => lost += 1,
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            (ok, lost, not_found)
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    replicas[1].kill();
+    let (mut ok, mut lost, mut not_found) = (0, 0, 0);
+    for r in runs {
+        let (o, l, n) = r.await.unwrap();
+        ok += o;
+        lost += l;
+        not_found += n;
+    }
+    eprintln!(
+        "after killing one of three replicas: {ok} answered, {lost} lost in flight, {not_found} session not found"
+    );
+    assert_eq!(not_found, 0, "sessions were lost with the replica");
+    assert!(
+        lost <= 4,
+        "{lost} requests lost; only those in flight on the killed replica may be"
+    );
+    assert_eq!(ok + lost, 240);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_outage_degrades_legacy_keeps_modern_and_recovers() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    let (notes, _n) = serve_http_in_process(FixtureOptions {
+        name: "notes".into(),
+        ..FixtureOptions::default()
+    })
+    .await;
+    let yaml = format!(
+        "name: outage\nbackends:\n{}sessionStorage:\n  provider: redis\n  address: {}\n",
+        http_backend("notes", &notes),
+        redis.address()
+    );
+    let a = Gateway::start(&yaml);
+    let b = Gateway::start(&yaml);
+    let held = Client::connect(&a.url).await;
+    echo_many(&held, "before", 2).await;
+
+    redis.kill();
+    let t = Instant::now();
+    // The replica holding the session serves it from its own copy.
+    echo_many(&held, "during", 3).await;
+    // Another replica cannot vouch for it: 503 with the reason, promptly.
+    let elsewhere = held.at(&b.url);
+    let r = elsewhere
+        .post_raw(
+            held.session.clone(),
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}),
+        )
+        .await;
+    assert_eq!(r.status, 503, "{}", r.text);
+    assert!(r.text.contains("session storage unavailable"), "{}", r.text);
+    assert_eq!(r.headers.get("retry-after").unwrap(), "1");
+    // A new session cannot be stored: 503 too.
+    let init = Client::new(&b.url)
+        .post_raw(None, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        .await;
+    assert_eq!(init.status, 503, "{}", init.text);
+    // 2026-07-28 needs no Redis.
+    let modern = ModernClient::new(&b.url);
+    let r = modern
+        .ok(
+            "tools/call",
+            json!({"name": "notes_echo", "arguments": {"text": "stateless"}}),
+        )
+        .await;
+    assert_eq!(r["content"][0]["text"], "stateless", "{r}");
+    assert!(
+        t.elapsed() < Duration::from_secs(8),
+        "the outage made requests wait: {:?}",
+        t.elapsed()
+    );
+
+    // Redis comes back (empty): new sessions work without restarting anything.
+    redis.restart();
+    let ok = eventually(Duration::from_secs(10), || async {
+        Client::new(&b.url)
+            .post_raw(None, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+            .await
+            .status
+            == 200
+    })
+    .await;
+    assert!(ok, "sessions did not recover with Redis");
+    let fresh = Client::connect(&b.url).await;
+    let on_a = fresh.at(&a.url);
+    echo_many(&on_a, "after", 2).await;
+}
