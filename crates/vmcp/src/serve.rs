@@ -119,19 +119,29 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         check_redis(client).await;
     }
 
-    // Aggregate once in the background so /readyz turns ready without waiting for a client.
+    // Aggregate in the background so /readyz turns ready without waiting for a client; retried
+    // until it succeeds, because an unready replica gets no client (behind a Kubernetes Service)
+    // that would retry it.
     let warm = gateway.clone();
     tokio::spawn(async move {
-        match warm.catalog(&Identity::anonymous()).await {
-            Ok(c) => tracing::info!(
-                tools = c.tools().len(),
-                prompts = c.prompts().len(),
-                resources = c.resources().len(),
-                "capabilities aggregated"
-            ),
-            Err(e) => {
-                tracing::warn!(error = %e, "initial aggregation failed; will retry when a client connects")
+        let mut wait = Duration::from_secs(1);
+        loop {
+            match warm.catalog(&Identity::anonymous()).await {
+                Ok(c) => {
+                    tracing::info!(
+                        tools = c.tools().len(),
+                        prompts = c.prompts().len(),
+                        resources = c.resources().len(),
+                        "capabilities aggregated"
+                    );
+                    break;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, retry_in = ?wait, "initial aggregation failed; not ready yet");
+                }
             }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_secs(15));
         }
     });
 

@@ -301,3 +301,28 @@ async fn sigterm_drains_in_flight_calls_and_reaps_children() {
         );
     }
 }
+
+/// A replica whose backend is down at startup is not ready, and turns ready by itself when the
+/// backend comes up: behind a Kubernetes Service no client would reach it to retry.
+#[tokio::test(flavor = "multi_thread")]
+async fn readyz_turns_ready_without_a_client_once_a_backend_down_at_startup_is_up() {
+    let fixture = FixtureProcess::spawn_http(&["--name", "late"]).await;
+    let late = vmcp_testkit::FaultProxy::start(&fixture.url).await;
+    late.set(vmcp_testkit::FaultMode::Refuse);
+    let yaml = format!("name: pf\nbackends:\n{}", http_backend("late", &late.url));
+    let gw = Gateway::start(&yaml);
+    let ready = || async {
+        common::http()
+            .get(format!("{}/readyz", gw.base))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(ready().await, 503);
+    late.set(vmcp_testkit::FaultMode::Pass);
+    let turned = eventually(Duration::from_secs(20), || async { ready().await == 200 }).await;
+    assert!(turned, "readyz stayed 503 after the backend came up:\n{}", gw.logs());
+}
