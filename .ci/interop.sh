@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interop with the Python MCP SDK (PyPI `mcp`): its client, through the gateway, in front of the
 # repository's HTTP fixture and a stdio backend written with the same SDK (which elicits), and a
-# composite tool that asks the client (mid-call on 2025-11-25, input_required on 2026-07-28).
+# composite tool that asks the client (mid-call on 2025-11-25, input_required on 2026-07-28);
+# directly, through the optimizer, and through HAProxy in front of three replicas sharing Redis.
 # Usage: .ci/interop.sh [legacy|auto]...   (default: legacy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,11 +59,48 @@ for _ in $(seq 200); do grep -q listening "$work/optimized.out" 2>/dev/null && b
 optimized_url=$(awk '{print $4}' "$work/optimized.out")
 [ -n "$optimized_url" ] || { echo "optimized gateway did not start"; cat "$work/optimized.err"; exit 1; }
 
+# The same config scaled out: three replicas sharing sessions through Redis, behind HAProxy
+# balancing every request round-robin (so the SDK's requests, its GET stream and its answers to
+# elicitation land on different replicas). Both come from Debian's packages (.ci/run installs them).
+redis_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" 2>&1 &
+pids+=($!)
+{ cat "$work/vmcp.yaml"; printf 'sessionStorage: {provider: redis, address: "127.0.0.1:%s"}\n' "$redis_port"; } >"$work/scaled.yaml"
+servers=""
+for r in 1 2 3; do
+  ./target/debug/vmcp serve --config "$work/scaled.yaml" --port 0 >"$work/r$r.out" 2>"$work/r$r.err" &
+  pids+=($!)
+  for _ in $(seq 200); do grep -q listening "$work/r$r.out" 2>/dev/null && break; sleep 0.05; done
+  addr=$(awk '{print $4}' "$work/r$r.out" | sed -e 's|^http://||' -e 's|/mcp$||')
+  [ -n "$addr" ] || { echo "replica $r did not start"; cat "$work/r$r.err"; exit 1; }
+  servers+="  server r$r $addr check"$'\n'
+done
+lb_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat >"$work/haproxy.cfg" <<CFG
+defaults
+  mode http
+  timeout connect 1s
+  timeout client 60s
+  timeout server 60s
+listen mcp
+  bind 127.0.0.1:$lb_port
+  balance roundrobin
+  option httpchk GET /readyz
+  default-server inter 200ms
+$servers
+CFG
+haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
+pids+=($!)
+sleep 1
+balanced_url="http://127.0.0.1:$lb_port/mcp"
+
 status=0
 for mode in "${@:-legacy}"; do
   echo "== Python mcp client (mode=$mode) through $gateway_url"
   "$venv/bin/python" tests/interop/python_client.py "$gateway_url" "$mode" || { status=1; tail -20 "$work/vmcp.err"; }
   echo "== Python mcp client (mode=$mode) through the optimizer at $optimized_url"
   "$venv/bin/python" tests/interop/python_optimizer_client.py "$optimized_url" "$mode" || { status=1; tail -20 "$work/optimized.err"; }
+  echo "== Python mcp client (mode=$mode) through HAProxy in front of 3 replicas sharing sessions in Redis"
+  "$venv/bin/python" tests/interop/python_client.py "$balanced_url" "$mode" || { status=1; tail -n 5 "$work"/r?.err; }
 done
 exit $status

@@ -70,6 +70,9 @@ pub struct GatewayOptions {
     pub rate_limiter: Option<Arc<crate::rate_limit::RateLimiter>>,
     /// How long withdrawals and returns of backends are coalesced after one is acted on.
     pub health_debounce: Duration,
+    /// Where replicas record used `requestState`s so each is used once across all of them
+    /// (Redis, with the key prefix), when they share one.
+    pub used_states: Option<(Arc<vmcp_redis::Client>, String)>,
 }
 
 impl Default for GatewayOptions {
@@ -83,6 +86,7 @@ impl Default for GatewayOptions {
             workflow_observer: None,
             rate_limiter: None,
             health_debounce: Duration::from_secs(5),
+            used_states: None,
         }
     }
 }
@@ -675,6 +679,12 @@ impl Gateway {
                     .ok_or("requestState must be a string")
                     .and_then(|s| crate::request_state::open(s, &call))
                     .map_err(|e| CoreError::InvalidParams(e.to_owned()))?;
+                let shared = self.opts().used_states.clone();
+                if let Some((redis, prefix)) = shared {
+                    crate::request_state::claim_shared(&redis, &prefix, &opened)
+                        .await
+                        .map_err(|e| CoreError::InvalidParams(e.to_owned()))?;
+                }
                 let answers = match params.get("inputResponses") {
                     None => serde_json::Map::new(),
                     Some(Value::Object(m)) => m.clone(),

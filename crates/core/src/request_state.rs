@@ -6,7 +6,7 @@
 //! caller or call.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine;
@@ -24,20 +24,31 @@ const MAX_OUTSTANDING: usize = 100_000;
 /// `onCancel` path); later it is refused, and forgotten.
 const GRACE_SECS: u64 = 3600;
 
-/// The key, or `None` when the OS gave no randomness (then nothing is sealed or opened).
-fn key() -> Option<&'static LessSafeKey> {
-    static KEY: OnceLock<Option<LessSafeKey>> = OnceLock::new();
-    KEY.get_or_init(|| {
+/// The key: one installed with [`install_key`] (shared by replicas), else one made at first use
+/// (this process only); `None` when the OS gave no randomness (then nothing is sealed or opened).
+fn key() -> Option<Arc<LessSafeKey>> {
+    let mut slot = KEY.write().unwrap_or_else(|p| p.into_inner());
+    if slot.is_none() {
         let mut bytes = [0u8; 32];
         if getrandom::fill(&mut bytes).is_err() {
             tracing::error!("no OS randomness: composite tools cannot ask 2026-07-28 clients");
             return None;
         }
-        UnboundKey::new(&CHACHA20_POLY1305, &bytes)
-            .ok()
-            .map(LessSafeKey::new)
-    })
-    .as_ref()
+        *slot = Some(Arc::new(LessSafeKey::new(
+            UnboundKey::new(&CHACHA20_POLY1305, &bytes).ok()?,
+        )));
+    }
+    slot.clone()
+}
+
+static KEY: RwLock<Option<Arc<LessSafeKey>>> = RwLock::new(None);
+
+/// Seals and opens states with `bytes` from now on, so that a state one replica handed out opens
+/// on any replica holding the same key. States sealed under an earlier key no longer open.
+pub fn install_key(bytes: &[u8; 32]) {
+    if let Ok(k) = UnboundKey::new(&CHACHA20_POLY1305, bytes) {
+        *KEY.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(LessSafeKey::new(k)));
+    }
 }
 
 /// Nonces of states already used, with their expiry.
@@ -109,6 +120,45 @@ pub(crate) struct Opened {
     pub(crate) state: Value,
     /// The questions' time ran out (the state is still good: its steps are handled as timed out).
     pub(crate) expired: bool,
+    /// The state's nonce and expiry, for [`claim_shared`].
+    nonce: [u8; NONCE_LEN],
+    exp: u64,
+}
+
+/// Records a state's use where every replica sees it (`SET NX` until its grace ends), so a state
+/// used on one replica is refused on the others. If Redis cannot answer, this replica's own record
+/// (in [`open`]) still stands and the request goes on: a composite's retry is not failed over it.
+///
+/// # Errors
+/// The state was already used on another replica.
+pub(crate) async fn claim_shared(
+    redis: &vmcp_redis::Client,
+    prefix: &str,
+    opened: &Opened,
+) -> Result<(), &'static str> {
+    let key = format!(
+        "{prefix}used-state:{}",
+        URL_SAFE_NO_PAD.encode(opened.nonce)
+    );
+    let until = (opened.exp + GRACE_SECS).to_string();
+    match redis
+        .call(&[
+            b"SET",
+            key.as_bytes(),
+            b"1",
+            b"NX",
+            b"EXAT",
+            until.as_bytes(),
+        ])
+        .await
+    {
+        Ok(vmcp_redis::Value::Nil) => Err("requestState was already used: each can be used once"),
+        Ok(_) => Ok(()),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot record a requestState's use in Redis; only this replica will refuse its replay");
+            Ok(())
+        }
+    }
 }
 
 /// Opens a state this gateway sealed for this call, once.
@@ -156,6 +206,8 @@ pub(crate) fn open(sealed: &str, call: &Call<'_>) -> Result<Opened, &'static str
             .map(Value::take)
             .unwrap_or(Value::Null),
         expired: exp < now,
+        nonce,
+        exp,
     })
 }
 

@@ -218,6 +218,7 @@ pub(crate) fn gateway_options(
             .failure_handling
             .health_check_interval
             .min(std::time::Duration::from_secs(5)),
+        used_states: redis.map(|r| (r.clone(), key_prefix(config))),
         ..GatewayOptions::default()
     })
 }
@@ -282,6 +283,15 @@ pub(crate) fn redis(config: &Config) -> Option<Arc<vmcp_redis::Client>> {
             .filter(|p| !p.is_empty()),
         timeout: REDIS_TIMEOUT,
     })))
+}
+
+/// The prefix of every Redis key of `sessionStorage` (ToolHive's default unless set).
+pub(crate) fn key_prefix(config: &Config) -> String {
+    config
+        .session_storage
+        .as_ref()
+        .and_then(|s| s.key_prefix.clone())
+        .unwrap_or_else(|| vmcp_server::DEFAULT_KEY_PREFIX.to_owned())
 }
 
 /// Upper bound on each Redis call and connect: a slow Redis costs a request at most this.

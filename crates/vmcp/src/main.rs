@@ -8,6 +8,7 @@ mod embedder;
 mod logging;
 mod reload;
 mod serve;
+mod state_key;
 
 use std::process::ExitCode;
 

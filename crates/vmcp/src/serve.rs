@@ -62,6 +62,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let backends = assemble::backends(&config, &serving)?;
     let auditor = crate::audit::auditor(&config, &backends)?;
     let redis = assemble::redis(&config);
+    let key_prefix = assemble::key_prefix(&config);
+    crate::state_key::install(redis.as_ref(), &key_prefix)?;
     let mut options = assemble::gateway_options(&config, redis.as_ref())?;
     if let Some(authorizer) = authorizer {
         options.authorizer = Arc::new(authorizer);
@@ -107,13 +109,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         options,
         session_ttl,
         config.server.max_sessions,
-        redis.clone().map(|client| {
-            let prefix = config
-                .session_storage
-                .as_ref()
-                .and_then(|s| s.key_prefix.clone());
-            (client, prefix)
-        }),
+        redis.clone().map(|client| (client, Some(key_prefix))),
     );
     if let Some(client) = &redis {
         check_redis(client).await;

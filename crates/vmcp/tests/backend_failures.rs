@@ -324,5 +324,9 @@ async fn readyz_turns_ready_without_a_client_once_a_backend_down_at_startup_is_u
     assert_eq!(ready().await, 503);
     late.set(vmcp_testkit::FaultMode::Pass);
     let turned = eventually(Duration::from_secs(20), || async { ready().await == 200 }).await;
-    assert!(turned, "readyz stayed 503 after the backend came up:\n{}", gw.logs());
+    assert!(
+        turned,
+        "readyz stayed 503 after the backend came up:\n{}",
+        gw.logs()
+    );
 }

@@ -490,3 +490,117 @@ async fn redis_outage_degrades_legacy_keeps_modern_and_recovers() {
     let on_a = fresh.at(&a.url);
     echo_many(&on_a, "after", 2).await;
 }
+
+/// The official Rust SDK's client through the balancer: its session works whichever replica
+/// each of its requests (and its GET stream) lands on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_rmcp_client_through_the_balancer() {
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequestParams, ClientConfig, Implementation};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (conformance, _c) = serve_conformance_in_process().await;
+    let (notes, _n) = serve_http_in_process(FixtureOptions {
+        name: "notes".into(),
+        ..FixtureOptions::default()
+    })
+    .await;
+    let yaml = config(&redis.address(), &conformance, &notes, None);
+    let replicas = start_replicas(&yaml, 3);
+    let Some(lb) = Balancer::start(&replicas.iter().collect::<Vec<_>>()) else {
+        return;
+    };
+    lb.wait_up(3).await;
+    let before = lb.served().await;
+
+    let transport = StreamableHttpClientTransport::with_client(
+        http(),
+        StreamableHttpClientTransportConfig::with_uri(lb.url.clone()),
+    );
+    let mut info = ClientConfig::default();
+    info.client_info = Implementation::new("rmcp-through-haproxy", "1.0.0");
+    let step = Duration::from_secs(20);
+    let client = tokio::time::timeout(step, info.serve(transport))
+        .await
+        .unwrap()
+        .expect("rmcp initialize through the balancer");
+    let tools = tokio::time::timeout(step, client.list_all_tools())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(tools.iter().any(|t| t.name == "notes_echo"));
+    for i in 0..9 {
+        let text = format!("rmcp-{i}");
+        let mut args = serde_json::Map::new();
+        args.insert("text".into(), json!(text));
+        let r = tokio::time::timeout(
+            step,
+            client.call_tool(CallToolRequestParams::new("notes_echo").with_arguments(args)),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        let r = serde_json::to_value(&r).unwrap();
+        assert_eq!(r["content"][0]["text"], json!(text), "{r}");
+    }
+    let after = lb.served().await;
+    let spread = after
+        .iter()
+        .filter(|(replica, n)| **n > before.get(*replica).copied().unwrap_or(0))
+        .count();
+    assert_eq!(
+        spread, 3,
+        "the session's requests did not reach every replica: {after:?}"
+    );
+    let _ = client.cancel().await;
+}
+
+/// A composite tool asking a 2026-07-28 client: the question comes from one replica, the retry
+/// with the answer is served by another (replicas agree on the key that seals `requestState`
+/// through Redis), and a replay on a third is refused (its use is recorded in Redis).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_modern_clients_input_required_retry_works_on_any_replica_once() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (notes, _n) = serve_http_in_process(FixtureOptions {
+        name: "notes".into(),
+        ..FixtureOptions::default()
+    })
+    .await;
+    let yaml = format!(
+        "name: asking\nbackends:\n{}sessionStorage:\n  provider: redis\n  address: {}\ncompositeTools:\n  - name: greet_after_asking\n    description: Asks a name, then echoes a greeting\n    steps:\n      - id: ask\n        type: elicitation\n        message: \"Who is there?\"\n        schema: {{type: object, properties: {{name: {{type: string}}}}, required: [name]}}\n      - {{id: greet, tool: notes.echo, dependsOn: [ask], arguments: {{text: \"hello {{{{.steps.ask.output.content.name}}}}\"}}}}\n",
+        http_backend("notes", &notes),
+        redis.address()
+    );
+    let replicas = start_replicas(&yaml, 3);
+    let on = |i: usize| ModernClient::with_caps(&replicas[i].url, json!({"elicitation": {}}));
+    let call = json!({"name": "greet_after_asking", "arguments": {}});
+    // The replicas agree on the key in the background once Redis answers.
+    let mut first = on(0).ok("tools/call", call.clone()).await;
+    let mut retry = call.clone();
+    retry["inputResponses"] = json!({"ask": {"action": "accept", "content": {"name": "Ada"}}});
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let done = loop {
+        assert_eq!(first["resultType"], "input_required", "{first}");
+        retry["requestState"] = first["requestState"].clone();
+        let a = on(1).request("tools/call", retry.clone()).await;
+        if a.body.get("error").is_none() {
+            break a.body["result"].clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the retry never opened on another replica: {}",
+            a.text
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        first = on(0).ok("tools/call", call.clone()).await;
+    };
+    assert_eq!(done["structuredContent"]["text"], "hello Ada", "{done}");
+    let replay = on(2).request("tools/call", retry).await;
+    assert!(replay.text.contains("already used"), "{}", replay.text);
+}
