@@ -5,6 +5,7 @@
 # directly, through the optimizer, and through HAProxy in front of three replicas sharing Redis.
 # Usage: .ci/interop.sh [legacy|auto]...   (default: legacy)
 set -euo pipefail
+export PATH="$PATH:/usr/sbin"
 cd "$(dirname "$0")/.."
 venv=.ci/.venv
 .ci/venv.sh

@@ -27,6 +27,16 @@ struct Balancer {
     config: std::path::PathBuf,
 }
 
+/// Debian installs haproxy in /usr/sbin, which a non-root PATH may not have.
+fn haproxy() -> &'static str {
+    let on_path = Command::new("haproxy")
+        .arg("-v")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok();
+    if on_path { "haproxy" } else { "/usr/sbin/haproxy" }
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -38,7 +48,7 @@ fn free_port() -> u16 {
 impl Balancer {
     /// None (with a note) when haproxy is not installed outside CI.
     fn start(replicas: &[&Gateway]) -> Option<Balancer> {
-        let installed = Command::new("haproxy")
+        let installed = Command::new(haproxy())
             .arg("-v")
             .stdout(Stdio::null())
             .status()
@@ -64,7 +74,7 @@ impl Balancer {
         );
         let path = common::temp_path("haproxy.cfg");
         std::fs::write(&path, config).unwrap();
-        let child = Command::new("haproxy")
+        let child = Command::new(haproxy())
             .args(["-db", "-f"])
             .arg(&path)
             .stdout(Stdio::null())
