@@ -34,7 +34,11 @@ fn haproxy() -> &'static str {
         .stdout(Stdio::null())
         .status()
         .is_ok();
-    if on_path { "haproxy" } else { "/usr/sbin/haproxy" }
+    if on_path {
+        "haproxy"
+    } else {
+        "/usr/sbin/haproxy"
+    }
 }
 
 fn free_port() -> u16 {
@@ -613,4 +617,80 @@ async fn a_modern_clients_input_required_retry_works_on_any_replica_once() {
     assert_eq!(done["structuredContent"]["text"], "hello Ada", "{done}");
     let replay = on(2).request("tools/call", retry).await;
     assert!(replay.text.contains("already used"), "{}", replay.text);
+}
+
+/// Rate limits in Redis when Redis is down: let through and counted (ToolHive's fail open), or
+/// with `failClosed: true` rejected with the rate-limit shape; never a hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shared_rate_limits_fail_open_or_closed_without_redis() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    let (notes, _n) = serve_http_in_process(FixtureOptions {
+        name: "notes".into(),
+        ..FixtureOptions::default()
+    })
+    .await;
+    let yaml = |closed: bool| {
+        format!(
+            "name: limits\nbackends:\n{}sessionStorage:\n  provider: redis\n  address: {}\nrateLimiting:\n  failClosed: {closed}\n  tools:\n    - name: notes_echo\n      shared: {{maxTokens: 100, refillPeriod: 1m}}\ntelemetry:\n  enablePrometheusMetricsPath: true\n",
+            http_backend("notes", &notes),
+            redis.address()
+        )
+    };
+    let open = Gateway::start(&yaml(false));
+    let closed = Gateway::start(&yaml(true));
+    let modern = |g: &Gateway| ModernClient::new(&g.url);
+    let echo = json!({"name": "notes_echo", "arguments": {"text": "x"}});
+    // Redis up: both draw from the bucket.
+    modern(&open).ok("tools/call", echo.clone()).await;
+    modern(&closed).ok("tools/call", echo.clone()).await;
+    let tokens: f64 = redis
+        .cli(&[
+            "HGET",
+            "thv:rl:{local:limits}:shared:tool:notes_echo",
+            "tokens",
+        ])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        (97.0..99.0).contains(&tokens),
+        "two draws from 100: {tokens}"
+    );
+
+    redis.kill();
+    let t = Instant::now();
+    for _ in 0..3 {
+        let r = modern(&open).ok("tools/call", echo.clone()).await;
+        assert_eq!(r["content"][0]["text"], "x", "{r}");
+        let a = modern(&closed).request("tools/call", echo.clone()).await;
+        assert_eq!(a.body["error"]["code"], 429, "{}", a.text);
+    }
+    assert!(t.elapsed() < Duration::from_secs(8), "{:?}", t.elapsed());
+    let metrics = http()
+        .get(format!("{}/metrics", open.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let count = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    assert!(
+        count("toolhive_rate_limit_redis_errors_total") >= 3.0,
+        "{metrics}"
+    );
+    assert!(
+        count("toolhive_rate_limit_fail_open_total") >= 3.0,
+        "{metrics}"
+    );
+    assert!(open.logs().contains("fail open"), "{}", open.logs());
 }
