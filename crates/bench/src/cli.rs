@@ -84,6 +84,9 @@ pub(crate) enum Scenario {
     /// 7: tools/call with telemetry off, metrics on, traces sampled at 10%.
     #[value(alias = "7")]
     Telemetry,
+    /// 8: HAProxy in front of 1 and 3 replicas sharing sessions in Redis, against the direct path.
+    #[value(alias = "8")]
+    Scale,
 }
 
 /// What one run does, resolved from [`Cli`].
@@ -135,6 +138,7 @@ impl Cli {
                     Scenario::Memory,
                     Scenario::Composite,
                     Scenario::Telemetry,
+                    Scenario::Scale,
                 ]
             }),
             repeat: self.repeat.max(1),

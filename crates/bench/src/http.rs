@@ -264,6 +264,30 @@ impl McpSession {
         Ok(json_payload(reply.body))
     }
 
+    /// The Legacy session id, if this is a Legacy session.
+    pub(crate) fn session_id(&self) -> Option<HeaderValue> {
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == SESSION_HEADER)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// An open Legacy session `id`, continued on `conn` (any connection to any replica).
+    pub(crate) fn resume(conn: HttpConn, id: HeaderValue) -> McpSession {
+        McpSession {
+            conn,
+            headers: vec![
+                (
+                    header::CONTENT_TYPE.as_str(),
+                    HeaderValue::from_static("application/json"),
+                ),
+                (header::ACCEPT.as_str(), HeaderValue::from_static(ACCEPT)),
+                (SESSION_HEADER, id),
+                (VERSION_HEADER, HeaderValue::from_static(LEGACY_VERSION)),
+            ],
+        }
+    }
+
     /// Gives back the connection, leaving the session open (idle) on the server.
     pub(crate) fn detach(self) -> HttpConn {
         self.conn

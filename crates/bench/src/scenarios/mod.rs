@@ -5,6 +5,7 @@ mod composite;
 mod listing;
 mod memory;
 mod paging;
+mod scale;
 mod session;
 mod telemetry;
 
@@ -30,5 +31,6 @@ pub(crate) async fn run(
         Scenario::Memory => memory::run(env, s, findings).await,
         Scenario::Composite => composite::run(env, s).await,
         Scenario::Telemetry => telemetry::run(env, s).await,
+        Scenario::Scale => scale::run(env, s).await,
     }
 }
