@@ -359,3 +359,90 @@ impl SharedSessions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bus() -> SharedSessions {
+        let client = Arc::new(Client::new(vmcp_redis::Config {
+            address: "127.0.0.1:1".into(),
+            db: 0,
+            username: None,
+            password: None,
+            timeout: Duration::from_millis(10),
+        }));
+        SharedSessions::start(client, None, Duration::from_secs(60)).0
+    }
+
+    #[tokio::test]
+    async fn bus_messages_round_trip_between_replicas_and_skip_their_sender() {
+        let (a, b) = (bus(), bus());
+        assert_ne!(a.replica(), b.replica());
+        let answer = BusMessage::Answer {
+            session: "s1".into(),
+            to: b.replica().into(),
+            id: json!(format!("vmcp-{}-7", b.replica())),
+            outcome: Err(ErrorObject::new(-1, "declined")),
+        };
+        let wire = a.encode(&answer);
+        assert_eq!(b.decode(&wire), Some(answer.clone()));
+        assert_eq!(a.decode(&wire), None, "a replica ignores its own messages");
+        let third = bus();
+        assert_eq!(third.decode(&wire), None, "an answer for another replica");
+        let ended = a.encode(&BusMessage::Ended {
+            session: "s2".into(),
+        });
+        assert_eq!(
+            b.decode(&ended),
+            Some(BusMessage::Ended {
+                session: "s2".into()
+            })
+        );
+        for junk in [&b"not json"[..], b"{}", br#"{"t":"nope","s":"x"}"#] {
+            assert_eq!(b.decode(junk), None);
+        }
+    }
+
+    #[tokio::test]
+    async fn request_ids_name_the_replica_that_waits() {
+        let (a, b) = (bus(), bus());
+        let theirs = json!(format!("vmcp-{}-12", b.replica()));
+        assert_eq!(a.owner_elsewhere(&theirs), Some(b.replica().to_owned()));
+        assert_eq!(b.owner_elsewhere(&theirs), None, "its own");
+        for other in [
+            json!("vmcp-3"),
+            json!(5),
+            json!("vmcp-ab-x"),
+            json!("client-1"),
+        ] {
+            assert_eq!(a.owner_elsewhere(&other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn records_bind_a_hashed_identity_and_parse_defensively() {
+        let mut alice = Identity::anonymous();
+        alice.issuer = Some("https://idp".into());
+        alice.subject = Some("alice".into());
+        let b = binding(&alice);
+        assert!(b.starts_with("sha256:") && !b.contains("alice"), "{b}");
+        assert_eq!(binding(&Identity::anonymous()), "unauthenticated");
+        let mut m = BTreeMap::new();
+        m.insert(BINDING.to_owned(), b);
+        m.insert(VERSION.to_owned(), "2025-06-18".to_owned());
+        m.insert(CAPABILITIES.to_owned(), "not json".to_owned());
+        let r = Record(m);
+        assert!(r.belongs_to(&alice));
+        assert!(!r.belongs_to(&Identity::anonymous()));
+        assert_eq!(r.version(), Some("2025-06-18"));
+        assert_eq!(r.capabilities(), json!({}));
+        assert!(r.subscriptions().is_empty());
+        let unknown = Record(BTreeMap::from([(
+            VERSION.to_owned(),
+            "1999-01-01".to_owned(),
+        )]));
+        assert_eq!(unknown.version(), None);
+        assert!(Record::parse(b"[1,2]").is_none());
+    }
+}

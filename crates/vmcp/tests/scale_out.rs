@@ -694,3 +694,134 @@ async fn shared_rate_limits_fail_open_or_closed_without_redis() {
     );
     assert!(open.logs().contains("fail open"), "{}", open.logs());
 }
+
+/// Resource subscriptions across replicas, with an rmcp server as the backend: the client
+/// subscribes on one replica while its GET stream is held by another, which takes the
+/// subscription over (the bus's "changed") and delivers the backend's update; an unsubscribe on
+/// a third replica releases it everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_subscription_made_on_one_replica_notifies_the_stream_on_another() {
+    use common::eras::{BackendEra, spawn_sdk};
+
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let docs = spawn_sdk("docs", BackendEra::Both, 0).await;
+    let yaml = format!(
+        "name: subs\nbackends:\n{}sessionStorage:\n  provider: redis\n  address: {}\n",
+        http_backend("docs", &docs.url),
+        redis.address()
+    );
+    let replicas = start_replicas(&yaml, 3);
+    let c = Client::connect(&replicas[0].url).await;
+    let mut stream = legacy_stream(&c.at(&replicas[2].url)).await;
+    let uri = docs.server.resource_uri();
+    c.at(&replicas[0].url)
+        .ok("resources/subscribe", json!({"uri": uri}))
+        .await;
+    // Replica 1 subscribed on its backend connection; replica 3, holding the stream, follows.
+    let both = eventually(Duration::from_secs(10), || async {
+        let subs = docs.seen().subscriptions.lock().unwrap().clone();
+        subs.iter()
+            .filter(|(kind, u, _)| kind == "subscribe" && *u == uri)
+            .count()
+            == 2
+    })
+    .await;
+    assert!(
+        both,
+        "the stream's replica never took the subscription over"
+    );
+    assert_eq!(docs.touch(&uri).await, 2);
+    let update = stream.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(
+        update["method"], "notifications/resources/updated",
+        "{update}"
+    );
+    assert_eq!(update["params"]["uri"], json!(uri));
+    assert!(
+        stream.try_next(Duration::from_millis(500)).await.is_none(),
+        "the update arrived twice"
+    );
+
+    c.at(&replicas[1].url)
+        .ok("resources/unsubscribe", json!({"uri": uri}))
+        .await;
+    let released = eventually(Duration::from_secs(10), || async {
+        docs.touch(&uri).await == 0
+    })
+    .await;
+    assert!(released, "the replicas kept their backend subscriptions");
+}
+
+/// Redis down when the gateway starts: it starts anyway, serves 2026-07-28, answers 2025-11-25
+/// `initialize` with 503, and serves sessions as soon as Redis is up. A Redis that stalls
+/// (`DEBUG SLEEP`) costs a request at most the 1 s bound, never a hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_down_at_startup_then_slow() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    redis.kill();
+    let (notes, _n) = serve_http_in_process(FixtureOptions {
+        name: "notes".into(),
+        ..FixtureOptions::default()
+    })
+    .await;
+    let yaml = format!(
+        "name: late\nbackends:\n{}sessionStorage:\n  provider: redis\n  address: {}\n",
+        http_backend("notes", &notes),
+        redis.address()
+    );
+    let a = Gateway::start(&yaml);
+    let b = Gateway::start(&yaml);
+    assert!(
+        a.logs().contains("Redis does not answer yet"),
+        "{}",
+        a.logs()
+    );
+    let r = ModernClient::new(&a.url)
+        .ok(
+            "tools/call",
+            json!({"name": "notes_echo", "arguments": {"text": "early"}}),
+        )
+        .await;
+    assert_eq!(r["content"][0]["text"], "early", "{r}");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let refused = Client::new(&a.url).post_raw(None, init.clone()).await;
+    assert_eq!(refused.status, 503, "{}", refused.text);
+
+    redis.restart();
+    let up = eventually(Duration::from_secs(10), || async {
+        Client::new(&a.url)
+            .post_raw(None, init.clone())
+            .await
+            .status
+            == 200
+    })
+    .await;
+    assert!(up, "sessions never started working once Redis was up");
+    let c = Client::connect(&a.url).await;
+    echo_many(&c.at(&b.url), "moved", 2).await;
+
+    // Redis stalls for 3 s: a request that needs it gives up after about 1 s.
+    let stalled = tokio::task::spawn_blocking({
+        let port = redis.port().to_string();
+        move || {
+            std::process::Command::new("redis-cli")
+                .args(["-p", &port, "DEBUG", "SLEEP", "3"])
+                .output()
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let fresh = Client::new(&b.url);
+    let t = Instant::now();
+    let r = fresh.post_raw(None, init.clone()).await;
+    let waited = t.elapsed();
+    assert_eq!(r.status, 503, "{}", r.text);
+    assert!(r.text.contains("no answer within"), "{}", r.text);
+    assert!(waited < Duration::from_millis(2500), "waited {waited:?}");
+    stalled.await.unwrap().unwrap();
+    echo_many(&c.at(&b.url), "after-stall", 2).await;
+}
