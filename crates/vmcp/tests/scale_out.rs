@@ -153,6 +153,44 @@ impl Drop for Balancer {
     }
 }
 
+/// An HTTP fixture named `name`, served in this process.
+async fn fixture(name: &str) -> (String, tokio::task::JoinHandle<()>) {
+    serve_http_in_process(FixtureOptions {
+        name: name.into(),
+        ..FixtureOptions::default()
+    })
+    .await
+}
+
+/// Redis, the conformance fixture and `notes`, three replicas on [`config`], and HAProxy in front
+/// of them with every replica up; None (after a note) without redis-server or haproxy.
+struct Cluster {
+    redis: RedisServer,
+    conformance: String,
+    notes: String,
+    replicas: Vec<Gateway>,
+    lb: Balancer,
+    _backends: [tokio::task::JoinHandle<()>; 2],
+}
+
+async fn cluster() -> Option<Cluster> {
+    let redis = RedisServer::start()?;
+    let (conformance, c) = serve_conformance_in_process().await;
+    let (notes, n) = fixture("notes").await;
+    let yaml = config(&redis.address(), &conformance, &notes, None);
+    let replicas = start_replicas(&yaml, 3);
+    let lb = Balancer::start(&replicas.iter().collect::<Vec<_>>())?;
+    lb.wait_up(3).await;
+    Some(Cluster {
+        redis,
+        conformance,
+        notes,
+        replicas,
+        lb,
+        _backends: [c, n],
+    })
+}
+
 /// The replicas' shared config: two backends, Redis sessions, a rate-limited tool.
 fn config(redis: &str, conformance: &str, notes: &str, extra_backend: Option<&str>) -> String {
     let mut backends = http_backend("conf", conformance) + &http_backend("notes", notes);
@@ -181,21 +219,17 @@ async fn echo_many(c: &Client, tag: &str, n: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sessions_calls_changes_and_elicitation_across_three_replicas() {
-    let Some(redis) = RedisServer::start() else {
+    let Some(Cluster {
+        redis,
+        conformance,
+        notes,
+        replicas,
+        lb,
+        _backends,
+    }) = cluster().await
+    else {
         return;
     };
-    let (conformance, _c) = serve_conformance_in_process().await;
-    let (notes, _n) = serve_http_in_process(FixtureOptions {
-        name: "notes".into(),
-        ..FixtureOptions::default()
-    })
-    .await;
-    let yaml = config(&redis.address(), &conformance, &notes, None);
-    let replicas = start_replicas(&yaml, 3);
-    let Some(lb) = Balancer::start(&replicas.iter().collect::<Vec<_>>()) else {
-        return;
-    };
-    lb.wait_up(3).await;
 
     // A Legacy session through the balancer: every request lands on the next replica.
     let before = lb.served().await;
@@ -271,11 +305,7 @@ async fn sessions_calls_changes_and_elicitation_across_three_replicas() {
     // A GET stream through the balancer, then a backend added to the config: whichever replica
     // holds the stream tells the client.
     let mut stream = legacy_stream(&c).await;
-    let (extra, _e) = serve_http_in_process(FixtureOptions {
-        name: "extra".into(),
-        ..FixtureOptions::default()
-    })
-    .await;
+    let (extra, _e) = fixture("extra").await;
     let changed = config(&redis.address(), &conformance, &notes, Some(&extra));
     for r in &replicas {
         std::fs::write(&r.config_path, &changed).unwrap();
@@ -350,21 +380,10 @@ async fn sessions_calls_changes_and_elicitation_across_three_replicas() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_killed_replica_loses_only_its_in_flight_requests() {
-    let Some(redis) = RedisServer::start() else {
+    let Some(mut cluster) = cluster().await else {
         return;
     };
-    let (conformance, _c) = serve_conformance_in_process().await;
-    let (notes, _n) = serve_http_in_process(FixtureOptions {
-        name: "notes".into(),
-        ..FixtureOptions::default()
-    })
-    .await;
-    let yaml = config(&redis.address(), &conformance, &notes, None);
-    let mut replicas = start_replicas(&yaml, 3);
-    let Some(lb) = Balancer::start(&replicas.iter().collect::<Vec<_>>()) else {
-        return;
-    };
-    lb.wait_up(3).await;
+    let lb = &cluster.lb;
 
     let mut sessions = Vec::new();
     for _ in 0..4 {
@@ -413,7 +432,7 @@ async fn a_killed_replica_loses_only_its_in_flight_requests() {
         }));
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
-    replicas[1].kill();
+    cluster.replicas[1].kill();
     let (mut ok, mut lost, mut not_found) = (0, 0, 0);
     for r in runs {
         let (o, l, n) = r.await.unwrap();
@@ -437,11 +456,7 @@ async fn redis_outage_degrades_legacy_keeps_modern_and_recovers() {
     let Some(mut redis) = RedisServer::start() else {
         return;
     };
-    let (notes, _n) = serve_http_in_process(FixtureOptions {
-        name: "notes".into(),
-        ..FixtureOptions::default()
-    })
-    .await;
+    let (notes, _n) = fixture("notes").await;
     let yaml = format!(
         "name: outage\nbackends:\n{}sessionStorage:\n  provider: redis\n  address: {}\n",
         http_backend("notes", &notes),
@@ -514,21 +529,11 @@ async fn an_rmcp_client_through_the_balancer() {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-    let Some(redis) = RedisServer::start() else {
+    // The cluster is kept whole: its replicas and Redis stop when it is dropped.
+    let Some(cluster) = cluster().await else {
         return;
     };
-    let (conformance, _c) = serve_conformance_in_process().await;
-    let (notes, _n) = serve_http_in_process(FixtureOptions {
-        name: "notes".into(),
-        ..FixtureOptions::default()
-    })
-    .await;
-    let yaml = config(&redis.address(), &conformance, &notes, None);
-    let replicas = start_replicas(&yaml, 3);
-    let Some(lb) = Balancer::start(&replicas.iter().collect::<Vec<_>>()) else {
-        return;
-    };
-    lb.wait_up(3).await;
+    let lb = &cluster.lb;
     let before = lb.served().await;
 
     let transport = StreamableHttpClientTransport::with_client(
@@ -581,11 +586,7 @@ async fn a_modern_clients_input_required_retry_works_on_any_replica_once() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let (notes, _n) = serve_http_in_process(FixtureOptions {
-        name: "notes".into(),
-        ..FixtureOptions::default()
-    })
-    .await;
+    let (notes, _n) = fixture("notes").await;
     let yaml = format!(
         "name: asking\nbackends:\n{}sessionStorage:\n  provider: redis\n  address: {}\ncompositeTools:\n  - name: greet_after_asking\n    description: Asks a name, then echoes a greeting\n    steps:\n      - id: ask\n        type: elicitation\n        message: \"Who is there?\"\n        schema: {{type: object, properties: {{name: {{type: string}}}}, required: [name]}}\n      - {{id: greet, tool: notes.echo, dependsOn: [ask], arguments: {{text: \"hello {{{{.steps.ask.output.content.name}}}}\"}}}}\n",
         http_backend("notes", &notes),
@@ -626,11 +627,7 @@ async fn shared_rate_limits_fail_open_or_closed_without_redis() {
     let Some(mut redis) = RedisServer::start() else {
         return;
     };
-    let (notes, _n) = serve_http_in_process(FixtureOptions {
-        name: "notes".into(),
-        ..FixtureOptions::default()
-    })
-    .await;
+    let (notes, _n) = fixture("notes").await;
     let yaml = |closed: bool| {
         format!(
             "name: limits\nbackends:\n{}sessionStorage:\n  provider: redis\n  address: {}\nrateLimiting:\n  failClosed: {closed}\n  tools:\n    - name: notes_echo\n      shared: {{maxTokens: 100, refillPeriod: 1m}}\ntelemetry:\n  enablePrometheusMetricsPath: true\n",
@@ -763,11 +760,7 @@ async fn redis_down_at_startup_then_slow() {
         return;
     };
     redis.kill();
-    let (notes, _n) = serve_http_in_process(FixtureOptions {
-        name: "notes".into(),
-        ..FixtureOptions::default()
-    })
-    .await;
+    let (notes, _n) = fixture("notes").await;
     let yaml = format!(
         "name: late\nbackends:\n{}sessionStorage:\n  provider: redis\n  address: {}\n",
         http_backend("notes", &notes),
