@@ -1,22 +1,30 @@
-//! One multiplexed connection shared by every caller: commands are written as they come and
-//! replies matched to them in order, so a request never waits for a connection of its own.
-//! Every call is bounded by the configured timeout, and while Redis is unreachable calls fail at
-//! once (a reconnect is tried at most every [`RETRY_AFTER`]), so an outage never stacks waits.
+//! Pooled connections used inline: a call takes an idle connection (or opens one), writes its
+//! commands and reads the replies in the caller's own task, and puts the connection back. No
+//! task sits between the caller and the socket, so a call costs one write, one read and no
+//! cross-thread wake-ups. Idle connections are kept per thread: a socket is driven by the
+//! runtime that opened it, and vmcp serves from one single-threaded runtime per core, so a
+//! connection used from another thread's runtime would pay a wake-up across threads. Every call is bounded by the configured timeout (a connection a call
+//! gave up on is closed, never reused), and while Redis is unreachable calls fail at once (a
+//! reconnect is tried at most every [`RETRY_AFTER`]), so an outage never stacks waits.
 
-use std::collections::VecDeque;
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot};
 
 use crate::resp::{self, Value};
 
 /// How long calls fail fast after a failed connect before the next attempt.
 pub const RETRY_AFTER: Duration = Duration::from_millis(500);
+
+/// Idle connections kept for reuse per thread; a burst beyond this opens connections it then
+/// closes.
+const MAX_IDLE: usize = 64;
 
 /// Where Redis is and how to talk to it.
 #[derive(Debug, Clone)]
@@ -49,28 +57,20 @@ pub enum RedisError {
     Refused(String),
 }
 
-struct Job {
-    frame: Vec<u8>,
-    replies: usize,
-    done: oneshot::Sender<Vec<Value>>,
+/// One open connection and what it has read past the last reply.
+struct Conn {
+    stream: TcpStream,
+    buf: BytesMut,
 }
 
-struct Live {
-    jobs: mpsc::Sender<Job>,
-    alive: Arc<AtomicBool>,
-}
-
-enum Link {
-    Up(Live),
-    Down { since: Instant, reason: String },
-    Never,
-}
-
-/// A Redis client over one connection, reconnected on demand.
+/// A Redis client over a small pool of connections, opened on demand.
 pub struct Client {
     config: Config,
-    link: Mutex<Link>,
-    connecting: tokio::sync::Mutex<()>,
+    idle: Mutex<HashMap<ThreadId, Vec<Conn>>>,
+    /// The last failed connect, while calls fail fast.
+    down: Mutex<Option<(Instant, String)>>,
+    /// Whether the last call reached Redis.
+    up: AtomicBool,
 }
 
 impl Client {
@@ -78,8 +78,9 @@ impl Client {
     pub fn new(config: Config) -> Self {
         Self {
             config,
-            link: Mutex::new(Link::Never),
-            connecting: tokio::sync::Mutex::new(()),
+            idle: Mutex::new(HashMap::new()),
+            down: Mutex::new(None),
+            up: AtomicBool::new(false),
         }
     }
 
@@ -88,9 +89,9 @@ impl Client {
         &self.config
     }
 
-    /// Whether the connection is up (as far as the last call knows).
+    /// Whether the last call reached Redis.
     pub fn is_up(&self) -> bool {
-        matches!(&*self.lock(), Link::Up(l) if l.alive.load(Ordering::Relaxed))
+        self.up.load(Ordering::Relaxed)
     }
 
     /// Runs one command.
@@ -117,28 +118,28 @@ impl Client {
         for args in commands {
             resp::encode(&mut frame, args);
         }
-        let (done, rx) = oneshot::channel();
-        let job = Job {
-            frame,
-            replies: commands.len(),
-            done,
-        };
         let timeout = self.config.timeout;
+        // Dropped on a timeout with the connection it holds: a half-read connection is closed.
         let attempt = async {
-            let jobs = self.sender().await?;
-            jobs.send(job)
+            let mut conn = self.take().await?;
+            let replies = exchange(&mut conn, &frame, commands.len())
                 .await
-                .map_err(|_| self.unavailable("connection closed"))?;
-            rx.await.map_err(|_| self.unavailable("connection lost"))
+                .map_err(|reason| {
+                    // The idle ones most likely died with it (a Redis restart): drop them all
+                    // rather than fail one call per dead connection.
+                    self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+                    tracing::warn!(address = %self.config.address, %reason, "Redis connection lost; the next call reconnects");
+                    self.unavailable(&reason)
+                })?;
+            self.give_back(conn);
+            Ok(replies)
         };
-        match tokio::time::timeout(timeout, attempt).await {
+        let outcome = match tokio::time::timeout(timeout, attempt).await {
             Ok(r) => r,
             Err(_) => Err(self.unavailable(&format!("no answer within {timeout:?}"))),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Link> {
-        self.link.lock().unwrap_or_else(|p| p.into_inner())
+        };
+        self.up.store(outcome.is_ok(), Ordering::Relaxed);
+        outcome
     }
 
     fn unavailable(&self, reason: &str) -> RedisError {
@@ -148,51 +149,71 @@ impl Client {
         }
     }
 
-    /// The live connection's queue, connecting when there is none (one connect at a time).
-    async fn sender(&self) -> Result<mpsc::Sender<Job>, RedisError> {
-        if let Some(jobs) = self.fast_path()? {
-            return Ok(jobs);
+    /// An idle connection, or a new one (unless a connect failed moments ago).
+    async fn take(&self) -> Result<Conn, RedisError> {
+        let thread = std::thread::current().id();
+        let reused = self
+            .idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(&thread)
+            .and_then(Vec::pop);
+        if let Some(conn) = reused {
+            return Ok(conn);
         }
-        let _one = self.connecting.lock().await;
-        if let Some(jobs) = self.fast_path()? {
-            return Ok(jobs);
+        if let Some((since, reason)) = &*self.down.lock().unwrap_or_else(|p| p.into_inner())
+            && since.elapsed() < RETRY_AFTER
+        {
+            return Err(self.unavailable(reason));
         }
         match connect(&self.config).await {
             Ok(stream) => {
-                let (jobs, rx) = mpsc::channel(1024);
-                let alive = Arc::new(AtomicBool::new(true));
-                tokio::spawn(run(stream, rx, alive.clone()));
-                *self.lock() = Link::Up(Live {
-                    jobs: jobs.clone(),
-                    alive,
-                });
-                tracing::info!(address = %self.config.address, "connected to Redis");
-                Ok(jobs)
+                let was_down = self
+                    .down
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take()
+                    .is_some();
+                if was_down || !self.is_up() {
+                    tracing::info!(address = %self.config.address, "connected to Redis");
+                }
+                Ok(Conn {
+                    stream,
+                    buf: BytesMut::with_capacity(4096),
+                })
             }
             Err(reason) => {
-                let first = !matches!(&*self.lock(), Link::Down { .. });
-                if first {
+                let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+                if down.is_none() {
                     tracing::warn!(address = %self.config.address, %reason, "Redis unavailable; retrying on demand");
                 }
-                *self.lock() = Link::Down {
-                    since: Instant::now(),
-                    reason: reason.clone(),
-                };
+                *down = Some((Instant::now(), reason.clone()));
                 Err(self.unavailable(&reason))
             }
         }
     }
 
-    /// The live queue; an error while a recent connect failure stands; None: connect now.
-    fn fast_path(&self) -> Result<Option<mpsc::Sender<Job>>, RedisError> {
-        match &*self.lock() {
-            Link::Up(l) if l.alive.load(Ordering::Relaxed) => Ok(Some(l.jobs.clone())),
-            Link::Down { since, reason } if since.elapsed() < RETRY_AFTER => {
-                Err(self.unavailable(reason))
-            }
-            _ => Ok(None),
+    fn give_back(&self, conn: Conn) {
+        let thread = std::thread::current().id();
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        let mine = idle.entry(thread).or_default();
+        if mine.len() < MAX_IDLE {
+            mine.push(conn);
         }
     }
+}
+
+/// Writes `frame` and reads `replies` replies on `conn`.
+async fn exchange(conn: &mut Conn, frame: &[u8], replies: usize) -> Result<Vec<Value>, String> {
+    conn.stream
+        .write_all(frame)
+        .await
+        .map_err(|e| format!("write: {e}"))?;
+    let mut out = Vec::with_capacity(replies);
+    for _ in 0..replies {
+        out.push(read_value(&mut conn.stream, &mut conn.buf).await?);
+    }
+    Ok(out)
 }
 
 /// Opens a connection and authenticates and selects the database on it.
@@ -259,65 +280,5 @@ pub(crate) async fn read_value(
         {
             return Err("connection closed by Redis".into());
         }
-    }
-}
-
-struct Waiting {
-    replies: usize,
-    got: Vec<Value>,
-    done: oneshot::Sender<Vec<Value>>,
-}
-
-/// Owns the connection: writes jobs in arrival order and hands replies back in the same order.
-/// When the connection fails, every waiting caller's channel is dropped ("connection lost").
-async fn run(mut stream: TcpStream, mut jobs: mpsc::Receiver<Job>, alive: Arc<AtomicBool>) {
-    let mut waiting: VecDeque<Waiting> = VecDeque::new();
-    let mut buf = BytesMut::with_capacity(16 * 1024);
-    let mut out = Vec::with_capacity(16 * 1024);
-    let reason = 'conn: loop {
-        tokio::select! {
-            job = jobs.recv() => {
-                let Some(job) = job else { break 'conn "client dropped".to_owned() };
-                // Coalesce what is already queued into one write.
-                out.clear();
-                let mut next = Some(job);
-                while let Some(job) = next {
-                    out.extend_from_slice(&job.frame);
-                    waiting.push_back(Waiting { replies: job.replies, got: Vec::with_capacity(job.replies), done: job.done });
-                    next = if out.len() < 64 * 1024 { jobs.try_recv().ok() } else { None };
-                }
-                if let Err(e) = stream.write_all(&out).await {
-                    break 'conn format!("write: {e}");
-                }
-            }
-            read = stream.read_buf(&mut buf) => {
-                match read {
-                    Ok(0) => break 'conn "connection closed by Redis".to_owned(),
-                    Err(e) => break 'conn format!("read: {e}"),
-                    Ok(_) => {}
-                }
-                loop {
-                    match resp::parse(&mut buf) {
-                        Ok(Some(v)) => {
-                            let Some(front) = waiting.front_mut() else {
-                                break 'conn "a reply nobody asked for".to_owned();
-                            };
-                            front.got.push(v);
-                            if front.got.len() == front.replies
-                                && let Some(w) = waiting.pop_front()
-                            {
-                                let _ = w.done.send(w.got);
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => break 'conn e.to_string(),
-                    }
-                }
-            }
-        }
-    };
-    alive.store(false, Ordering::Relaxed);
-    if reason != "client dropped" {
-        tracing::warn!(%reason, "Redis connection lost; the next call reconnects");
     }
 }

@@ -1,6 +1,6 @@
 //! A small Redis client for the state vmcp replicas share (sessions, the message bus between
-//! replicas, rate-limit buckets): RESP2 over one multiplexed connection with bounded timeouts
-//! ([`Client`]) and a reconnecting pub/sub subscriber ([`Subscription`]).
+//! replicas, rate-limit buckets): RESP2 over pooled connections used inline by the caller's task,
+//! every call bounded ([`Client`]), and a reconnecting pub/sub subscriber ([`Subscription`]).
 //!
 //! Why not the `redis` crate: vmcp needs six commands, one script and one subscription, with
 //! precise failure behaviour (every call bounded, fail fast while Redis is down, reconnect

@@ -183,3 +183,64 @@ async fn published(client: &Client, text: &str) -> bool {
         Ok(Value::Int(n)) if n >= 1
     )
 }
+
+/// What one call costs, sequentially (`cargo test --release -p vmcp-redis --test real_redis --
+/// --ignored --nocapture`): the gateway pays this once per 2025-11-25 request with shared sessions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, not a check"]
+async fn sequential_call_cost() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let client = Client::new(config(&server, 1000));
+    client.call(&[b"SET", b"k", b"v"]).await.unwrap();
+    let n = 20_000;
+    let cpu = |pid: &str| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let rest = &stat[stat.rfind(')').unwrap() + 1..];
+        let f: Vec<u64> = rest
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        (f[0] + f[1]) * 10_000 // µs at 100 ticks/s
+    };
+    let (t, c) = (Instant::now(), cpu("self"));
+    for _ in 0..n {
+        client.call(&[b"GETEX", b"k", b"EX", b"60"]).await.unwrap();
+    }
+    let (wall, used) = (t.elapsed(), cpu("self") - c);
+    eprintln!(
+        "{n} sequential GETEX: {:.1} µs wall, {:.1} µs client CPU per call",
+        wall.as_secs_f64() * 1e6 / n as f64,
+        used as f64 / n as f64
+    );
+}
+
+/// After a Redis restart, one call notices the dead connections and the next one reconnects:
+/// idle connections that died together do not fail a call each. (One thread, as a serving thread
+/// is: idle connections are kept per thread.)
+#[tokio::test(flavor = "current_thread")]
+async fn a_restart_costs_one_failed_call_however_many_connections_were_idle() {
+    let Some(mut server) = RedisServer::start() else {
+        return;
+    };
+    let client = std::sync::Arc::new(Client::new(config(&server, 2000)));
+    // Eight concurrent calls leave eight idle connections.
+    let calls: Vec<_> = (0..8)
+        .map(|_| {
+            let c = client.clone();
+            tokio::spawn(async move { c.call(&[b"DEBUG", b"SLEEP", b"0.05"]).await })
+        })
+        .collect();
+    for c in calls {
+        c.await.unwrap().unwrap();
+    }
+    server.restart();
+    assert!(client.call(&[b"PING"]).await.is_err());
+    assert_eq!(
+        client.call(&[b"PING"]).await,
+        Ok(Value::Status("PONG".into()))
+    );
+}

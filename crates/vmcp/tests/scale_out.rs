@@ -517,6 +517,16 @@ async fn redis_outage_degrades_legacy_keeps_modern_and_recovers() {
     assert!(ok, "sessions did not recover with Redis");
     let fresh = Client::connect(&b.url).await;
     let on_a = fresh.at(&a.url);
+    // Replica a tried Redis moments ago and failed: it fails fast for up to 0.5 s more.
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let recovered = eventually(Duration::from_secs(5), || async {
+        on_a.post_raw(on_a.session.clone(), list.clone())
+            .await
+            .status
+            == 200
+    })
+    .await;
+    assert!(recovered, "replica a never reached Redis again");
     echo_many(&on_a, "after", 2).await;
 }
 
