@@ -828,3 +828,43 @@ async fn redis_down_at_startup_then_slow() {
     stalled.await.unwrap().unwrap();
     echo_many(&c.at(&b.url), "after-stall", 2).await;
 }
+
+/// Expiry: an idle session's record expires in Redis after the session TTL, and every replica
+/// then answers 404 for it; use slides the TTL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_idle_session_expires_everywhere_and_use_slides_it() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (notes, _n) = fixture("notes").await;
+    let yaml = format!(
+        "name: ttl\nbackends:\n{}sessionStorage:\n  provider: redis\n  address: {}\n",
+        http_backend("notes", &notes),
+        redis.address()
+    );
+    let a = Gateway::start_with(&yaml, &["--session-ttl", "2s"]);
+    let b = Gateway::start_with(&yaml, &["--session-ttl", "2s"]);
+    let kept = Client::connect(&a.url).await;
+    let idle = Client::connect(&a.url).await;
+    // `kept` is used every 0.5 s, alternating replicas; `idle` is not.
+    for i in 0..8 {
+        let on = if i % 2 == 0 { &b.url } else { &a.url };
+        echo_many(&kept.at(on), "kept", 1).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let key = format!("thv:vmcp:session:{}", idle.session.clone().unwrap());
+    assert_eq!(
+        redis.cli(&["EXISTS", &key]).trim(),
+        "0",
+        "the idle record is still there"
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    for r in [&a, &b] {
+        let answer = idle
+            .at(&r.url)
+            .post_raw(idle.session.clone(), list.clone())
+            .await;
+        assert_eq!(answer.status, 404, "{}", answer.text);
+    }
+    echo_many(&kept.at(&a.url), "still", 1).await;
+}
