@@ -90,5 +90,13 @@ fn status_value(state: &AppState) -> Value {
     if let Some(a) = &state.options.audit {
         body["audit"] = a.status();
     }
+    // Which replica answered, and whether it reaches the sessions it shares with the others.
+    if let Some(shared) = &state.shared {
+        body["sessionStorage"] = json!({
+            "provider": "redis",
+            "replica": shared.replica(),
+            "connected": shared.is_up(),
+        });
+    }
     body
 }

@@ -472,6 +472,26 @@ async fn redis_outage_degrades_legacy_keeps_modern_and_recovers() {
     let held = Client::connect(&a.url).await;
     echo_many(&held, "before", 2).await;
 
+    let status = |g: &Gateway| {
+        let url = format!("{}/status", g.base);
+        async move {
+            http()
+                .get(url)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let before = status(&a).await;
+    assert_eq!(before["sessionStorage"]["connected"], true, "{before}");
+    assert_ne!(
+        before["sessionStorage"]["replica"],
+        status(&b).await["sessionStorage"]["replica"]
+    );
+
     redis.kill();
     let t = Instant::now();
     // The replica holding the session serves it from its own copy.
@@ -507,6 +527,8 @@ async fn redis_outage_degrades_legacy_keeps_modern_and_recovers() {
         "the outage made requests wait: {:?}",
         t.elapsed()
     );
+    let during = status(&a).await;
+    assert_eq!(during["sessionStorage"]["connected"], false, "{during}");
 
     // Redis comes back (empty): new sessions work without restarting anything.
     redis.restart();
