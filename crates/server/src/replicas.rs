@@ -111,6 +111,10 @@ async fn apply(state: &AppState, session: &Arc<Session>, record: &Record) {
     if let Some(level) = record.log_level() {
         session.set_log_level(level);
     }
+    // The hot path: most sessions subscribe to nothing, here or in the record.
+    if !record.has_subscriptions() && !session.has_subscriptions() {
+        return;
+    }
     let want = record.subscriptions();
     let have = session.subscriptions();
     if want == have {

@@ -181,6 +181,15 @@ impl Session {
         all
     }
 
+    /// Whether the client subscribed to anything.
+    pub(crate) fn has_subscriptions(&self) -> bool {
+        !self
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
     /// Whether a GET stream is attached and open.
     pub(crate) fn has_stream(&self) -> bool {
         self.stream

@@ -102,6 +102,11 @@ impl Record {
         self.get(LOG_LEVEL)
     }
 
+    /// Whether the client subscribed to anything (without parsing the list).
+    pub(crate) fn has_subscriptions(&self) -> bool {
+        self.get(SUBSCRIPTIONS).is_some_and(|s| s.trim() != "[]")
+    }
+
     /// The URIs the client subscribed to.
     pub(crate) fn subscriptions(&self) -> Vec<String> {
         self.get(SUBSCRIPTIONS)

@@ -98,16 +98,21 @@ impl Balancer {
         })
     }
 
-    /// Requests each replica has served so far (`stot` of HAProxy's statistics), by name r1..rN.
-    async fn served(&self) -> BTreeMap<String, u64> {
-        let csv = http()
+    /// HAProxy's statistics page, as CSV.
+    async fn stats_csv(&self) -> String {
+        http()
             .get(&self.stats)
             .send()
             .await
             .unwrap()
             .text()
             .await
-            .unwrap();
+            .unwrap()
+    }
+
+    /// Requests each replica has served so far (`stot` of HAProxy's statistics), by name r1..rN.
+    async fn served(&self) -> BTreeMap<String, u64> {
+        let csv = self.stats_csv().await;
         let mut lines = csv.lines();
         let header: Vec<&str> = lines
             .next()
@@ -127,14 +132,7 @@ impl Balancer {
     /// Waits until HAProxy's checks see `n` replicas up.
     async fn wait_up(&self, n: usize) {
         let ok = eventually(Duration::from_secs(10), || async {
-            let csv = http()
-                .get(&self.stats)
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
+            let csv = self.stats_csv().await;
             csv.lines()
                 .filter(|l| l.starts_with("mcp,r") && l.contains(",UP,"))
                 .count()
