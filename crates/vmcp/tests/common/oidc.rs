@@ -62,8 +62,10 @@ impl OidcProvider {
             }
             for _ in lines {}
         });
+        // Node loading oidc-provider takes seconds on an idle machine and far longer when the
+        // test binaries around it saturate both cores.
         let line = rx
-            .recv_timeout(Duration::from_secs(30))
+            .recv_timeout(Duration::from_secs(120))
             .expect("the OpenID provider did not start");
         let issuer = line
             .strip_prefix("listening ")
