@@ -294,9 +294,28 @@ fn optimizer_keys_are_read_as_toolhive_reads_them() {
     assert_eq!(o.max_tools_to_return, 8);
     assert_eq!(o.hybrid_search_semantic_ratio, 0.5);
     assert_eq!(o.semantic_distance_threshold, 1.0);
+    assert_eq!(o.ranking, vmcp_config::SearchRanking::Vmcp);
     assert_eq!(
         o.embedding_service_timeout,
         std::time::Duration::from_secs(30)
+    );
+    let c = ok(&format!(
+        "{ONE_STDIO}optimizer:
+  ranking: toolhive
+"
+    ));
+    assert_eq!(
+        c.optimizer.as_ref().unwrap().ranking,
+        vmcp_config::SearchRanking::ToolHive
+    );
+    error_at(
+        &format!(
+            "{ONE_STDIO}optimizer:
+  ranking: bm25
+"
+        ),
+        "optimizer.ranking",
+        "toolhive",
     );
     let c = ok(&format!(
         "{ONE_STDIO}optimizer:\n  embeddingService: http://tei:8080\n  embeddingProvider: openai\n  embeddingModel: text-embedding-3-small\n  embeddingHeaders: {{X-Org: acme}}\n  maxToolsToReturn: 12\n  hybridSearchSemanticRatio: \"0.7\"\n  semanticDistanceThreshold: 0.4\n"

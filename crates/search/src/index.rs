@@ -34,6 +34,13 @@ pub struct Index {
     /// Per token id, every occurrence as (document, column, position), in that order.
     postings: Vec<Vec<(u32, u8, u32)>>,
     avgdl: f64,
+    /// vmcp's third field, outside FTS5's statistics: per token id, the documents whose
+    /// parameters (names and descriptions) hold it, once per occurrence, in document order.
+    param_postings: Vec<Vec<u32>>,
+    /// Per document, BM25's length normalisation `1 − b + b·len/avglen` for its name and
+    /// description together, and for its parameters.
+    norms: Vec<f64>,
+    param_norms: Vec<f64>,
 }
 
 impl Index {
@@ -57,6 +64,33 @@ impl Index {
         if !index.docs.is_empty() {
             index.avgdl = total_tokens as f64 / index.docs.len() as f64;
         }
+        index.norms = (0..index.docs.len())
+            .map(|d| 1.0 - B + B * index.doc_len(d) as f64 / index.avgdl)
+            .collect();
+        index
+    }
+
+    /// [`Index::build`] plus each tool's parameter text, which only
+    /// [`Index::search_weighted`] reads.
+    pub fn build_with_params<'a>(
+        docs: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+    ) -> Index {
+        let docs: Vec<_> = docs.into_iter().collect();
+        let mut index = Index::build(docs.iter().map(|&(n, d, _)| (n, d)));
+        let mut lens = Vec::with_capacity(docs.len());
+        for (doc, &(_, _, params)) in docs.iter().enumerate() {
+            let toks = tokens(params);
+            lens.push(toks.len());
+            for token in toks {
+                let id = index.intern(token);
+                index.param_postings[id as usize].push(doc as u32);
+            }
+        }
+        let avg = lens.iter().sum::<usize>() as f64 / docs.len().max(1) as f64;
+        index.param_norms = lens
+            .iter()
+            .map(|&l| 1.0 - B + B * l as f64 / avg.max(1.0))
+            .collect();
         index
     }
 
@@ -65,6 +99,7 @@ impl Index {
         let id = *self.vocab.entry(token).or_insert(next);
         if id == next {
             self.postings.push(Vec::new());
+            self.param_postings.push(Vec::new());
         }
         id
     }
@@ -116,6 +151,79 @@ impl Index {
         // Stable sort keeps insertion order (FTS5's rowid) among equal scores.
         results.sort_by(|a, b| b.1.total_cmp(&a.1));
         results.truncate(limit);
+        results
+    }
+
+    /// vmcp's ranking: BM25 over single stemmed tokens, each with a weight (see
+    /// [`crate::analyze`]), a name hit counting `name_weight` times a description hit, and
+    /// Lucene's always-positive IDF (FTS5's floors every token in half the tools or more to the
+    /// same 1e-6, so "get" and "list" stop ranking at all in a catalog of getters).
+    pub fn search_weighted(
+        &self,
+        terms: &[(String, f64)],
+        name_weight: f64,
+        param_weight: f64,
+        limit: usize,
+        allowed: impl Fn(usize) -> bool,
+    ) -> Vec<(usize, f64)> {
+        if terms.is_empty() || self.docs.is_empty() || limit == 0 {
+            return Vec::new();
+        }
+        let n_rows = self.docs.len() as f64;
+        let mut scores: Vec<f64> = vec![0.0; self.docs.len()];
+        let mut matched = vec![false; self.docs.len()];
+        // BM25F: each field's frequency is normalised by that field's length, weighted, and
+        // summed into one pseudo-frequency before the saturation.
+        let mut tf: Vec<f64> = vec![0.0; self.docs.len()];
+        // Which term last touched each document, so each is counted once per term.
+        let mut stamp: Vec<usize> = vec![usize::MAX; self.docs.len()];
+        let mut touched: Vec<usize> = Vec::new();
+        for (k, (token, weight)) in terms.iter().enumerate() {
+            let Some(&id) = self.vocab.get(token) else {
+                continue;
+            };
+            touched.clear();
+            for &(doc, col, _) in &self.postings[id as usize] {
+                let doc = doc as usize;
+                let w = if col == 0 { name_weight } else { 1.0 };
+                if stamp[doc] != k {
+                    stamp[doc] = k;
+                    touched.push(doc);
+                }
+                tf[doc] += w / self.norms[doc];
+            }
+            for &doc in self
+                .param_postings
+                .get(id as usize)
+                .map_or(&[][..], Vec::as_slice)
+            {
+                let doc = doc as usize;
+                if stamp[doc] != k {
+                    stamp[doc] = k;
+                    touched.push(doc);
+                }
+                tf[doc] += param_weight / self.param_norms[doc];
+            }
+            let n = touched.len() as f64;
+            let idf = (1.0 + (n_rows - n + 0.5) / (n + 0.5)).ln();
+            for &doc in &touched {
+                let f = tf[doc];
+                scores[doc] += weight * idf * (f * (K1 + 1.0)) / (f + K1);
+                matched[doc] = true;
+                tf[doc] = 0.0;
+            }
+        }
+        let mut results: Vec<(usize, f64)> = (0..self.docs.len())
+            .filter(|&i| matched[i] && allowed(i))
+            .map(|i| (i, scores[i]))
+            .collect();
+        // Best first, ties in insertion order; only the first `limit` are sorted.
+        let order = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if results.len() > limit {
+            results.select_nth_unstable_by(limit, order);
+            results.truncate(limit);
+        }
+        results.sort_by(order);
         results
     }
 
@@ -209,6 +317,84 @@ mod tests {
         assert_eq!(index.len(), 2);
         assert!(index.search(&q("a"), 0, |_| true).is_empty());
         assert_eq!(ids(&index.search(&q("a"), 1, |_| true)), [1]);
+    }
+
+    fn terms(words: &[(&str, f64)]) -> Vec<(String, f64)> {
+        words
+            .iter()
+            .map(|&(w, weight)| (tokens(w).remove(0), weight))
+            .collect()
+    }
+
+    #[test]
+    fn weighted_search_counts_names_params_and_weights() {
+        let index = Index::build_with_params([
+            ("list_files", "Lists entries.", "path The directory"),
+            ("read", "Reads the files of a directory.", "path"),
+            ("send", "Sends a message.", "channel The channel"),
+        ]);
+        // A name hit outranks the same hit in a description of similar length.
+        let found = index.search_weighted(&terms(&[("files", 1.0)]), 2.0, 0.5, 10, |_| true);
+        assert_eq!(ids(&found), [0, 1]);
+        // Parameters are searched: "channel" is only in send's.
+        let found = index.search_weighted(&terms(&[("channel", 1.0)]), 2.0, 0.5, 10, |_| true);
+        assert_eq!(ids(&found), [2]);
+        // ...and not at all with weight 0 (ToolHive's two columns only).
+        let found = index.search_weighted(&terms(&[("channel", 1.0)]), 2.0, 0.0, 10, |_| true);
+        assert_eq!(ids(&found), [2], "still matched, with a zero score");
+        assert_eq!(found[0].1, 0.0);
+        // A term's weight scales its contribution.
+        let one = index.search_weighted(&terms(&[("message", 1.0)]), 2.0, 0.5, 10, |_| true);
+        let half = index.search_weighted(&terms(&[("message", 0.5)]), 2.0, 0.5, 10, |_| true);
+        assert!((one[0].1 - 2.0 * half[0].1).abs() < 1e-12);
+        // The filter and the limit apply; an unknown token matches nothing.
+        let found = index.search_weighted(&terms(&[("files", 1.0)]), 2.0, 0.5, 10, |i| i != 0);
+        assert_eq!(ids(&found), [1]);
+        assert_eq!(
+            index
+                .search_weighted(&terms(&[("directory", 1.0)]), 2.0, 0.5, 1, |_| true)
+                .len(),
+            1
+        );
+        assert!(
+            index
+                .search_weighted(&terms(&[("zebra", 1.0)]), 2.0, 0.5, 10, |_| true)
+                .is_empty()
+        );
+        assert!(
+            index
+                .search_weighted(&[], 2.0, 0.5, 10, |_| true)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn weighted_search_keeps_common_words_useful() {
+        // "get" is in 3 of 4 tools: FTS5's IDF floors it to 1e-6, Lucene's stays positive, so
+        // a tool with both words still beats one with only the rarer word.
+        let index = Index::build_with_params([
+            ("get_issue", "Get an issue.", ""),
+            ("get_page", "Get a page.", ""),
+            ("get_user", "Get a user.", ""),
+            ("issue_events", "Events of an issue.", ""),
+        ]);
+        let found = index.search_weighted(
+            &terms(&[("get", 1.0), ("issue", 1.0)]),
+            2.0,
+            0.5,
+            10,
+            |_| true,
+        );
+        assert_eq!(found[0].0, 0);
+        assert!(found.iter().all(|&(_, s)| s > 0.0));
+        // Plain `build` has no parameter field, and weighted search still works on it.
+        let plain = Index::build([("get_issue", "Get an issue.")]);
+        assert_eq!(
+            plain
+                .search_weighted(&terms(&[("issue", 1.0)]), 2.0, 0.5, 10, |_| true)
+                .len(),
+            1
+        );
     }
 
     #[test]

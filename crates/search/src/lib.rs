@@ -6,11 +6,13 @@
 //! ToolHive's query building (one quoted phrase per sanitised word, OR-ed together) and
 //! [`Index::search`] scores with FTS5's bm25 formula.
 
+mod analyze;
 mod index;
 mod porter;
 mod query;
 mod tokenize;
 
+pub use analyze::{Analyzed, analyze};
 pub use index::Index;
 pub use porter::stem;
 pub use query::{Query, STOP_WORDS};

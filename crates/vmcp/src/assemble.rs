@@ -196,6 +196,10 @@ pub(crate) fn gateway_options(
             Some(o) => Some(vmcp_core::OptimizerSettings {
                 max_tools: usize::try_from(o.max_tools_to_return).unwrap_or(8),
                 semantic: crate::embedder::semantic(o)?,
+                ranking: match o.ranking {
+                    vmcp_config::SearchRanking::Vmcp => vmcp_core::Ranking::Vmcp,
+                    vmcp_config::SearchRanking::ToolHive => vmcp_core::Ranking::ToolHive,
+                },
             }),
             None => None,
         },

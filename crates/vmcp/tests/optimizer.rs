@@ -13,8 +13,12 @@ use common::{Gateway, found, stdio_backend};
 use serde_json::{Value, json};
 
 fn gateway(extra: &str) -> Gateway {
+    gateway_with(extra, "{maxToolsToReturn: 3}")
+}
+
+fn gateway_with(extra: &str, optimizer: &str) -> Gateway {
     let yaml = format!(
-        "name: optimized\n{extra}backends:\n{}{}optimizer: {{maxToolsToReturn: 3}}\n",
+        "name: optimized\n{extra}backends:\n{}{}optimizer: {optimizer}\n",
         stdio_backend("notes", ""),
         stdio_backend("weather", ""),
     );
@@ -47,7 +51,7 @@ async fn find_and_call_on_both_revisions() {
     assert!(
         metrics["baseline_tokens"].as_u64().unwrap() > metrics["returned_tokens"].as_u64().unwrap()
     );
-    // Keywords win over the description (ToolHive's rule); stop words are dropped.
+    // Keywords steer the search (vmcp weighs them above the task); stop words are dropped.
     let r = c
         .call(
             "find_tool",
@@ -141,6 +145,24 @@ async fn find_and_call_on_both_revisions() {
         .ok("tools/call", json!({"name": "call_tool", "arguments": {"tool_name": "notes_echo", "parameters": {"text": "hi"}}}))
         .await;
     assert_eq!(r["content"][0]["text"], "hi", "{r}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ranking_toolhive_keeps_toolhives_rules() {
+    // ToolHive: keywords replace the task text. vmcp (the default): both count, keywords more.
+    let args = json!({"tool_description": "echo it back", "tool_keywords": ["add"]});
+    let toolhive = gateway_with("", "{maxToolsToReturn: 3, ranking: toolhive}");
+    let c = legacy_connect(&toolhive.url, json!({})).await;
+    let names = found(&c.call("find_tool", args.clone()).await["result"]);
+    assert!(
+        !names.is_empty() && names.iter().all(|n| n.ends_with("_add")),
+        "{names:?}"
+    );
+    let vmcp = gateway_with("", "{maxToolsToReturn: 3, ranking: vmcp}");
+    let c = legacy_connect(&vmcp.url, json!({})).await;
+    let names = found(&c.call("find_tool", args).await["result"]);
+    assert!(names[0].ends_with("_add"), "{names:?}");
+    assert!(names.iter().any(|n| n.ends_with("_echo")), "{names:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

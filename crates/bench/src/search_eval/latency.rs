@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use vmcp_core::{OptimizerSettings, SemanticSettings, ToolSearch};
+use vmcp_core::{OptimizerSettings, Ranking, SemanticSettings, ToolSearch};
 use vmcp_embed::{EmbedError, Embedder, EmbeddingCache, LocalEmbedder};
 
 use crate::corpus::{Corpus, Query, scaled};
@@ -75,7 +75,11 @@ async fn time_queries(search: &ToolSearch, queries: &[Query], rounds: usize) -> 
     (percentile(&times, 0.5), percentile(&times, 0.9))
 }
 
-fn settings(max: usize, semantic: Option<(Arc<EmbeddingCache>, f64)>) -> OptimizerSettings {
+fn settings(
+    max: usize,
+    semantic: Option<(Arc<EmbeddingCache>, f64)>,
+    ranking: Ranking,
+) -> OptimizerSettings {
     OptimizerSettings {
         max_tools: max,
         semantic: semantic.map(|(cache, ratio)| SemanticSettings {
@@ -84,6 +88,7 @@ fn settings(max: usize, semantic: Option<(Arc<EmbeddingCache>, f64)>) -> Optimiz
             threshold: 1.0,
             timeout: Duration::from_secs(3600),
         }),
+        ranking,
     }
 }
 
@@ -99,7 +104,7 @@ pub(crate) async fn measure(
     let servers = BTreeMap::new();
     let before = rss_kib();
     let started = Instant::now();
-    let keyword = ToolSearch::new(&settings(8, None), &tools, &servers);
+    let keyword = ToolSearch::new(&settings(8, None, Ranking::Vmcp), &tools, &servers);
     let build_ms = started.elapsed().as_secs_f64() * 1000.0;
     let index_kib = rss_kib().saturating_sub(before);
     let (p50, p90) = time_queries(&keyword, queries, rounds).await;
@@ -111,6 +116,10 @@ pub(crate) async fn measure(
                     "find_p50_ms": p50, "find_p90_ms": p90},
     });
     drop(keyword);
+    let toolhive = ToolSearch::new(&settings(8, None, Ranking::ToolHive), &tools, &servers);
+    let (p50, p90) = time_queries(&toolhive, queries, rounds).await;
+    out["keyword (ToolHive)"] = json!({"find_p50_ms": p50, "find_p90_ms": p90});
+    drop(toolhive);
     if let Some((model, cache)) = model {
         let originals: Vec<String> = corpus.tools.iter().map(ToolSearch::embedded_text).collect();
         let vectors = cache.vectors(&originals).await.unwrap_or_default();
@@ -126,9 +135,13 @@ pub(crate) async fn measure(
             }),
             None,
         ));
-        for (name, ratio) in [("hybrid", 0.5), ("semantic", 1.0)] {
+        for (name, ratio, ranking) in [
+            ("hybrid", 0.5, Ranking::Vmcp),
+            ("semantic", 1.0, Ranking::Vmcp),
+            ("hybrid (ToolHive)", 0.5, Ranking::ToolHive),
+        ] {
             let search = ToolSearch::new(
-                &settings(8, Some((replicated.clone(), ratio))),
+                &settings(8, Some((replicated.clone(), ratio)), ranking),
                 &tools,
                 &servers,
             );

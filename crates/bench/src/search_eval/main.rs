@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 use serde_json::{Value, json};
-use vmcp_core::{OptimizerSettings, SemanticSettings, ToolSearch};
+use vmcp_core::{OptimizerSettings, Ranking, SemanticSettings, ToolSearch};
 use vmcp_embed::{EmbeddingCache, LocalEmbedder};
 
 #[derive(Debug, Parser)]
@@ -50,6 +50,9 @@ struct Cli {
     /// Fail unless the hybrid tier's recall@5 reaches this (needs the model).
     #[arg(long)]
     min_hybrid_recall5: Option<f64>,
+    /// Keep tool vectors in this file between runs (`embeddingCacheFile`).
+    #[arg(long)]
+    cache_file: Option<PathBuf>,
     /// Print every query missed in the first five.
     #[arg(long)]
     misses: bool,
@@ -75,14 +78,23 @@ async fn main() -> anyhow::Result<()> {
             .unwrap_or_default(),
         cli.max_tools
     );
-    let plain = |semantic| OptimizerSettings {
+    let plain = |semantic, ranking| OptimizerSettings {
         max_tools: cli.max_tools,
         semantic,
+        ranking,
     };
-    let keyword = ToolSearch::new(&plain(None), &corpus.tools, &corpus.servers);
+    let keyword = ToolSearch::new(&plain(None, Ranking::Vmcp), &corpus.tools, &corpus.servers);
     let find_tool = keyword.listed().iter().find(|t| t["name"] == "find_tool");
     let find_tool_tokens = find_tool.map_or(0, |t| t.to_string().len() / 4);
-    let mut results = vec![quality::score("keyword", &keyword, &queries).await];
+    let toolhive = ToolSearch::new(
+        &plain(None, Ranking::ToolHive),
+        &corpus.tools,
+        &corpus.servers,
+    );
+    let mut results = vec![
+        quality::score("keyword", &keyword, &queries).await,
+        quality::score("keyword (ToolHive)", &toolhive, &queries).await,
+    ];
 
     let model_dir = cli.model.clone().or_else(vmcp_embed::repo_model_dir);
     let mut embedding = Value::Null;
@@ -91,21 +103,32 @@ async fn main() -> anyhow::Result<()> {
             let started = Instant::now();
             let model = LocalEmbedder::load(dir).with_context(|| dir.display().to_string())?;
             let load_ms = started.elapsed().as_millis();
-            let cache = Arc::new(EmbeddingCache::new(Arc::new(model.clone()), None));
+            let cache = Arc::new(EmbeddingCache::new(
+                Arc::new(model.clone()),
+                cli.cache_file.as_deref(),
+            ));
             let texts: Vec<String> = corpus.tools.iter().map(ToolSearch::embedded_text).collect();
             let started = Instant::now();
             cache.vectors(&texts).await?;
             let secs = started.elapsed().as_secs_f64();
             embedding = json!({"model_load_ms": load_ms, "tools": texts.len(),
                                "embed_s_per_1000_tools": secs * 1000.0 / texts.len() as f64});
-            for (mode, ratio) in [("semantic", 1.0), ("hybrid", 0.5)] {
+            for (mode, ratio, ranking) in [
+                ("semantic", 1.0, Ranking::Vmcp),
+                ("hybrid", 0.5, Ranking::Vmcp),
+                ("semantic (ToolHive)", 1.0, Ranking::ToolHive),
+                ("hybrid (ToolHive)", 0.5, Ranking::ToolHive),
+            ] {
                 let search = ToolSearch::new(
-                    &plain(Some(SemanticSettings {
-                        cache: cache.clone(),
-                        ratio,
-                        threshold: 1.0,
-                        timeout: Duration::from_secs(3600),
-                    })),
+                    &plain(
+                        Some(SemanticSettings {
+                            cache: cache.clone(),
+                            ratio,
+                            threshold: 1.0,
+                            timeout: Duration::from_secs(3600),
+                        }),
+                        ranking,
+                    ),
                     &corpus.tools,
                     &corpus.servers,
                 );
@@ -119,14 +142,18 @@ async fn main() -> anyhow::Result<()> {
         }
     };
 
-    println!("| tier | recall@1 | recall@5 | MRR | mean tokens returned | mean savings |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| tier | recall@1 | recall@5 | recall@5 even / odd queries | MRR | mean tokens returned | mean savings |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     for s in &results {
         println!(
-            "| {} | {:.3} | {:.3} | {:.3} | {:.0} of {} | {:.1}% |",
+            "| {} | {:.3} | {:.3} | {:.3} / {:.3} | {:.3} | {:.0} of {} | {:.1}% |",
             s.mode,
             s.recall_1,
             s.recall_5,
+            s.recall_5_halves[0],
+            s.recall_5_halves[1],
             s.mrr,
             s.returned_tokens,
             s.baseline_tokens,
@@ -161,7 +188,13 @@ async fn main() -> anyhow::Result<()> {
         scale = latency::measure(&corpus, &queries, cli.scale, cli.rounds, m).await;
         println!("\n# find_tool at {} tools\n", scale["tools"]);
         println!("| tier | p50 | p90 |\n|---|---|---|");
-        for tier in ["keyword", "hybrid", "semantic"] {
+        for tier in [
+            "keyword",
+            "keyword (ToolHive)",
+            "hybrid",
+            "semantic",
+            "hybrid (ToolHive)",
+        ] {
             if let Some(t) = scale.get(tier) {
                 println!(
                     "| {tier} | {:.3} ms | {:.3} ms |",

@@ -15,6 +15,9 @@ pub(crate) struct Scores {
     pub(crate) recall_1: f64,
     /// Share of queries with an expected tool in the first five.
     pub(crate) recall_5: f64,
+    /// recall@5 over the even-numbered and the odd-numbered queries: a ranking tuned on one
+    /// half shows it as a gap.
+    pub(crate) recall_5_halves: [f64; 2],
     /// Mean of 1 / rank of the first expected tool (0 when absent).
     pub(crate) mrr: f64,
     /// Mean `token_metrics.savings_percent`.
@@ -31,7 +34,8 @@ pub(crate) async fn score(mode: &'static str, search: &ToolSearch, queries: &[Qu
     let (mut r1, mut r5, mut rr, mut savings, mut returned) = (0usize, 0usize, 0.0, 0.0, 0.0);
     let mut baseline = 0;
     let mut misses = Vec::new();
-    for q in queries {
+    let mut halves = [0usize; 2];
+    for (n, q) in queries.iter().enumerate() {
         let r = search.find(&json!({"tool_description": q.text})).await;
         let out = &r["structuredContent"];
         let names: Vec<String> = out["tools"]
@@ -45,6 +49,7 @@ pub(crate) async fn score(mode: &'static str, search: &ToolSearch, queries: &[Qu
         let rank = names.iter().position(|n| q.expected.contains(n));
         r1 += usize::from(rank == Some(0));
         r5 += usize::from(rank.is_some_and(|r| r < 5));
+        halves[n % 2] += usize::from(rank.is_some_and(|r| r < 5));
         rr += rank.map_or(0.0, |r| 1.0 / (r + 1) as f64);
         if rank.is_none_or(|r| r >= 5) {
             misses.push((q.text.clone(), names.into_iter().take(5).collect()));
@@ -60,6 +65,10 @@ pub(crate) async fn score(mode: &'static str, search: &ToolSearch, queries: &[Qu
         queries: queries.len(),
         recall_1: r1 as f64 / n,
         recall_5: r5 as f64 / n,
+        recall_5_halves: [
+            halves[0] as f64 / queries.len().div_ceil(2).max(1) as f64,
+            halves[1] as f64 / (queries.len() / 2).max(1) as f64,
+        ],
         mrr: rr / n,
         savings_percent: savings / n,
         baseline_tokens: baseline,
@@ -72,7 +81,7 @@ impl Scores {
     pub(crate) fn json(&self) -> Value {
         json!({
             "mode": self.mode, "queries": self.queries, "recall_at_1": self.recall_1,
-            "recall_at_5": self.recall_5, "mrr": self.mrr, "savings_percent": self.savings_percent,
+            "recall_at_5": self.recall_5, "recall_at_5_even_odd": self.recall_5_halves, "mrr": self.mrr, "savings_percent": self.savings_percent,
             "baseline_tokens": self.baseline_tokens, "returned_tokens": self.returned_tokens,
             "misses": self.misses.iter().map(|(q, got)| json!({"query": q, "top5": got})).collect::<Vec<_>>(),
         })

@@ -41,7 +41,7 @@ pub use operational::{
     CircuitBreakerConfig, FailureHandlingConfig, LogLevel, OperationalConfig, PartialFailureMode,
     TimeoutConfig,
 };
-pub use optimizer::{EmbeddingProvider, OptimizerConfig};
+pub use optimizer::{EmbeddingProvider, OptimizerConfig, SearchRanking};
 pub use rate_limit::{BucketConfig, RateLimitConfig, ToolRateLimit};
 pub use server::{ServerConfig, StatusAccess};
 pub use telemetry::{DEFAULT_SAMPLING_RATE, TelemetryConfig};

@@ -31,6 +31,22 @@ impl Choice for EmbeddingProvider {
     ];
 }
 
+/// `optimizer.ranking` (vmcp's key): how `find_tool` ranks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SearchRanking {
+    /// vmcp's: the task analysed (literals, filler, synonyms), weighted BM25 over names,
+    /// descriptions and parameters, the two arms' scores mixed by the ratio.
+    #[default]
+    Vmcp,
+    /// Exactly ToolHive's (FTS5 phrases and bm25; semantic matches first, then keyword).
+    ToolHive,
+}
+
+impl Choice for SearchRanking {
+    const NAMES: &'static [(&'static str, Self)] =
+        &[("vmcp", Self::Vmcp), ("toolhive", Self::ToolHive)];
+}
+
 /// `optimizer`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptimizerConfig {
@@ -55,6 +71,8 @@ pub struct OptimizerConfig {
     pub hybrid_search_semantic_ratio: f64,
     /// `semanticDistanceThreshold` (default 1.0, 0..=2, cosine distance).
     pub semantic_distance_threshold: f64,
+    /// `ranking` (vmcp's; default `vmcp`).
+    pub ranking: SearchRanking,
     /// The section as written, for `init` output.
     pub raw: RawSection,
 }
@@ -72,6 +90,7 @@ impl Default for OptimizerConfig {
             max_tools_to_return: 8,
             hybrid_search_semantic_ratio: 0.5,
             semantic_distance_threshold: 1.0,
+            ranking: SearchRanking::Vmcp,
             raw: RawSection(serde_json::Value::Object(serde_json::Map::new())),
         }
     }
@@ -110,6 +129,7 @@ pub(crate) fn decode_optimizer(v: &Value, path: &KeyPath, issues: &Issues) -> Op
             .unwrap_or(d.hybrid_search_semantic_ratio),
         semantic_distance_threshold: float(&mut f, "semanticDistanceThreshold", issues)
             .unwrap_or(d.semantic_distance_threshold),
+        ranking: f.choice("ranking").unwrap_or_default(),
         raw: f.raw_self().unwrap_or(d.raw),
     };
     f.finish();

@@ -129,14 +129,14 @@ impl SemanticArm {
         &self.settings
     }
 
-    /// Documents within the distance threshold of `query`, nearest first, at most `limit`,
-    /// among those `allowed`.
+    /// Documents within the distance threshold of `query` with their cosine distance, nearest
+    /// first, at most `limit`, among those `allowed`.
     pub(crate) async fn search(
         &self,
         query: &str,
         limit: usize,
         allowed: impl Fn(usize) -> bool,
-    ) -> Result<Vec<usize>, EmbedError> {
+    ) -> Result<Vec<(usize, f32)>, EmbedError> {
         let s = &self.settings;
         let work = async {
             let vectors = self
@@ -173,6 +173,6 @@ impl SemanticArm {
             hits.truncate(limit);
         }
         hits.sort_by(by_distance);
-        Ok(hits.into_iter().map(|(_, i)| i).collect())
+        Ok(hits.into_iter().map(|(d, i)| (i, d)).collect())
     }
 }

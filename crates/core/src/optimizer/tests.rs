@@ -61,6 +61,16 @@ fn tools() -> Vec<Value> {
 }
 
 fn index(embedder: &Arc<Axes>, max: usize, ratio: f64, threshold: f64) -> OptimizerIndex {
+    ranked(embedder, max, ratio, threshold, Ranking::ToolHive)
+}
+
+fn ranked(
+    embedder: &Arc<Axes>,
+    max: usize,
+    ratio: f64,
+    threshold: f64,
+    ranking: Ranking,
+) -> OptimizerIndex {
     let settings = OptimizerSettings {
         max_tools: max,
         semantic: Some(SemanticSettings {
@@ -69,6 +79,7 @@ fn index(embedder: &Arc<Axes>, max: usize, ratio: f64, threshold: f64) -> Optimi
             threshold,
             timeout: Duration::from_secs(5),
         }),
+        ranking,
     };
     OptimizerIndex::build(&settings, &tools(), &BTreeMap::new())
 }
@@ -132,6 +143,55 @@ async fn the_threshold_drops_far_matches_and_a_failure_falls_back_to_keywords() 
 }
 
 #[tokio::test]
+async fn vmcp_ranking_mixes_both_arms_by_the_ratio() {
+    let axes = Arc::new(Axes::default());
+    // The task's meaning (to this embedder) is arithmetic ("sum"), its only matching word is
+    // in text_upper ("uppercases"): ratio 1 ranks by meaning, ratio 0 by words, and 0.5
+    // scores the best of each arm alike.
+    let task = "sum uppercases";
+    let by_meaning = find(&ranked(&axes, 5, 1.0, 1.0, Ranking::Vmcp), task, &[]).await;
+    assert_eq!(
+        &by_meaning[..2],
+        ["calc_add", "calc_total"],
+        "{by_meaning:?}"
+    );
+    let by_words = find(&ranked(&axes, 5, 0.0, 1.0, Ranking::Vmcp), task, &[]).await;
+    assert_eq!(by_words, ["text_upper"]);
+    let mut mixed = find(&ranked(&axes, 3, 0.5, 1.0, Ranking::Vmcp), task, &[]).await;
+    mixed.sort();
+    assert_eq!(mixed, ["calc_add", "calc_total", "text_upper"]);
+    // Without an embedder the keyword arm answers alone; filler ("will", "it", "in") is
+    // dropped, so only "rain" and "paris" are searched.
+    let keyword_only = OptimizerIndex::build(
+        &OptimizerSettings {
+            max_tools: 3,
+            semantic: None,
+            ranking: Ranking::Vmcp,
+        },
+        &tools(),
+        &BTreeMap::new(),
+    );
+    assert_eq!(
+        find(&keyword_only, "will it rain in Paris?", &[]).await,
+        ["weather_forecast"]
+    );
+    // A task that is all filler matches nothing (and is not an error).
+    assert!(
+        find(&keyword_only, "can you do it for me", &[])
+            .await
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn vmcp_ranking_falls_back_to_keywords_when_the_embedder_fails() {
+    let axes = Arc::new(Axes::default());
+    axes.fail.store(true, Ordering::SeqCst);
+    let idx = ranked(&axes, 5, 1.0, 1.0, Ranking::Vmcp);
+    assert_eq!(find(&idx, "echo this back", &[]).await[0], "text_echo");
+}
+
+#[tokio::test]
 async fn a_new_catalog_version_embeds_only_what_changed() {
     let axes = Arc::new(Axes::default());
     let cache = Arc::new(EmbeddingCache::new(axes.clone(), None));
@@ -143,6 +203,7 @@ async fn a_new_catalog_version_embeds_only_what_changed() {
             threshold: 1.0,
             timeout: Duration::from_secs(5),
         }),
+        ranking: Ranking::ToolHive,
     };
     let first = OptimizerIndex::build(&settings, &tools(), &BTreeMap::new());
     find(&first, "sum", &[]).await;
