@@ -800,4 +800,31 @@ mod tests {
         assert!(!analyze(&long, &[]).is_empty());
         assert!(!analyze("NEAR(a b) AND \"x\" OR y* ^z", &[]).is_empty());
     }
+
+    #[test]
+    fn never_panics_on_mixed_quotes_marks_and_multibyte_text() {
+        // A small linear congruential generator over the characters the analyser treats
+        // specially, so the slicing around quotes and literals meets every boundary.
+        const CHARS: &[char] = &[
+            'a', 'Z', '1', ' ', '\'', '"', '`', '‘', '’', '“', '”', '#', '/', '\\', '~', '.', '-',
+            '@', ':', '?', 'é', '😀', '日', '\u{301}', '\t',
+        ];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..5_000 {
+            let len = (state >> 59) as usize + 1;
+            let text: String = (0..len * 2)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    CHARS[(state >> 33) as usize % CHARS.len()]
+                })
+                .collect();
+            let a = analyze(&text, &[text.clone()]);
+            assert!(
+                a.terms.iter().all(|(t, w)| !t.is_empty() && *w > 0.0),
+                "{text:?}"
+            );
+        }
+    }
 }
