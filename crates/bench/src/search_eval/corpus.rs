@@ -21,6 +21,8 @@ pub(crate) struct Corpus {
 pub(crate) struct Query {
     pub(crate) text: String,
     pub(crate) expected: Vec<String>,
+    /// The `find_tool` arguments an agent wrote for this task (agent_calls.json), if recorded.
+    pub(crate) agent: Option<Value>,
 }
 
 pub(crate) fn load(dir: &Path) -> anyhow::Result<Corpus> {
@@ -61,6 +63,15 @@ pub(crate) fn queries(file: &Path, corpus: &Corpus) -> anyhow::Result<Vec<Query>
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
+    let calls_file = file.with_file_name("agent_calls.json");
+    let mut calls: std::collections::HashMap<String, Value> = match std::fs::read(&calls_file) {
+        Ok(bytes) => serde_json::from_slice::<Vec<Value>>(&bytes)
+            .with_context(|| calls_file.display().to_string())?
+            .into_iter()
+            .filter_map(|c| Some((c["task"].as_str()?.to_owned(), c["arguments"].clone())))
+            .collect(),
+        Err(_) => Default::default(),
+    };
     raw.iter()
         .map(|q| {
             let text = q["query"]
@@ -77,7 +88,12 @@ pub(crate) fn queries(file: &Path, corpus: &Corpus) -> anyhow::Result<Vec<Query>
             if let Some(missing) = expected.iter().find(|e| !known.contains(e.as_str())) {
                 bail!("{text:?} expects {missing}, which the corpus does not hold");
             }
-            Ok(Query { text, expected })
+            let agent = calls.remove(&text);
+            Ok(Query {
+                text,
+                expected,
+                agent,
+            })
         })
         .collect()
 }

@@ -30,13 +30,36 @@ pub(crate) struct Scores {
     pub(crate) misses: Vec<(String, Vec<String>)>,
 }
 
-pub(crate) async fn score(mode: &'static str, search: &ToolSearch, queries: &[Query]) -> Scores {
+/// What `find_tool` is given for a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Input {
+    /// The user's task text as `tool_description`, no keywords.
+    Task,
+    /// The arguments an agent wrote for the task (description and keywords); queries without
+    /// one are left out.
+    Agent,
+}
+
+pub(crate) async fn score(
+    mode: &'static str,
+    search: &ToolSearch,
+    queries: &[Query],
+    input: Input,
+) -> Scores {
+    let queries: Vec<&Query> = queries
+        .iter()
+        .filter(|q| input == Input::Task || q.agent.is_some())
+        .collect();
     let (mut r1, mut r5, mut rr, mut savings, mut returned) = (0usize, 0usize, 0.0, 0.0, 0.0);
     let mut baseline = 0;
     let mut misses = Vec::new();
     let mut halves = [0usize; 2];
     for (n, q) in queries.iter().enumerate() {
-        let r = search.find(&json!({"tool_description": q.text})).await;
+        let args = match (input, &q.agent) {
+            (Input::Agent, Some(agent)) => agent.clone(),
+            _ => json!({"tool_description": q.text}),
+        };
+        let r = search.find(&args).await;
         let out = &r["structuredContent"];
         let names: Vec<String> = out["tools"]
             .as_array()
