@@ -17,6 +17,16 @@ fn model() -> Option<LocalEmbedder> {
     Some(LocalEmbedder::load(&dir).expect("the model loads"))
 }
 
+/// A golden case's expected token ids.
+fn ids(case: &Value) -> Vec<u32> {
+    case["ids"]
+        .as_array()
+        .expect("a case has ids")
+        .iter()
+        .map(|v| v.as_u64().expect("an id is a number") as u32)
+        .collect()
+}
+
 #[test]
 fn matches_hugging_face_reference_vectors() {
     let Some(model) = model() else { return };
@@ -24,13 +34,7 @@ fn matches_hugging_face_reference_vectors() {
     let golden: Vec<Value> = serde_json::from_str(include_str!("data/minilm_golden.json")).unwrap();
     for case in &golden {
         let text = case["text"].as_str().unwrap();
-        let want_ids: Vec<u32> = case["ids"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap() as u32)
-            .collect();
-        assert_eq!(model.token_ids(text), want_ids, "token ids of {text:?}");
+        assert_eq!(model.token_ids(text), ids(case), "token ids of {text:?}");
         let want: Vec<f32> = case["embedding"]
             .as_array()
             .unwrap()
@@ -85,13 +89,7 @@ fn mpnet_when_present() {
         serde_json::from_str(include_str!("data/mpnet_token_ids.json")).unwrap();
     for case in &cases {
         let text = case["text"].as_str().unwrap();
-        let want: Vec<u32> = case["ids"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap() as u32)
-            .collect();
-        assert_eq!(model.token_ids(text), want, "token ids of {text:?}");
+        assert_eq!(model.token_ids(text), ids(case), "token ids of {text:?}");
     }
     let food = model.embed_one("A man is eating food.");
     let bread = model.embed_one("A man is eating a piece of bread.");

@@ -144,14 +144,7 @@ impl Index {
                 matched[doc] = true;
             }
         }
-        let mut results: Vec<(usize, f64)> = (0..self.docs.len())
-            .filter(|&i| matched[i] && allowed(i))
-            .map(|i| (i, scores[i]))
-            .collect();
-        // Stable sort keeps insertion order (FTS5's rowid) among equal scores.
-        results.sort_by(|a, b| b.1.total_cmp(&a.1));
-        results.truncate(limit);
-        results
+        best(&scores, &matched, allowed, limit)
     }
 
     /// vmcp's ranking: BM25 over single stemmed tokens, each with a weight (see
@@ -213,18 +206,7 @@ impl Index {
                 tf[doc] = 0.0;
             }
         }
-        let mut results: Vec<(usize, f64)> = (0..self.docs.len())
-            .filter(|&i| matched[i] && allowed(i))
-            .map(|i| (i, scores[i]))
-            .collect();
-        // Best first, ties in insertion order; only the first `limit` are sorted.
-        let order = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if results.len() > limit {
-            results.select_nth_unstable_by(limit, order);
-            results.truncate(limit);
-        }
-        results.sort_by(order);
-        results
+        best(&scores, &matched, allowed, limit)
     }
 
     fn doc_len(&self, doc: usize) -> usize {
@@ -258,6 +240,27 @@ impl Index {
         }
         hits
     }
+}
+
+/// The `limit` best matched and allowed documents, best first; equal scores keep insertion
+/// order (FTS5's rowid). Only the first `limit` are sorted.
+fn best(
+    scores: &[f64],
+    matched: &[bool],
+    allowed: impl Fn(usize) -> bool,
+    limit: usize,
+) -> Vec<(usize, f64)> {
+    let mut results: Vec<(usize, f64)> = (0..scores.len())
+        .filter(|&i| matched[i] && allowed(i))
+        .map(|i| (i, scores[i]))
+        .collect();
+    let order = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if results.len() > limit {
+        results.select_nth_unstable_by(limit, order);
+        results.truncate(limit);
+    }
+    results.sort_by(order);
+    results
 }
 
 #[cfg(test)]
