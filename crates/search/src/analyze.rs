@@ -6,6 +6,8 @@
 //! the semantic arm gets the task with each literal replaced by a short phrase for its kind.
 //! ToolHive's stop words are dropped as in its ranking.
 
+use std::collections::HashMap;
+
 use crate::tokenize::tokens;
 
 /// Weight of a synonym added to the query, relative to the user's own word.
@@ -168,7 +170,7 @@ const SYNONYMS: &[&[&str]] = &[
 /// Analyses a `find_tool` request: `tool_keywords` (weight 1.5: a model chose them) and the
 /// task text.
 pub fn analyze(description: &str, keywords: &[String]) -> Analyzed {
-    let mut out = Analyzed::default();
+    let mut out = Terms::default();
     let mut semantic = Vec::new();
     for keyword in keywords {
         for word in keyword.split_whitespace() {
@@ -201,13 +203,22 @@ pub fn analyze(description: &str, keywords: &[String]) -> Analyzed {
             }
         }
     }
-    out.semantic_text = semantic.join(" ");
-    out
+    Analyzed {
+        terms: out.terms,
+        semantic_text: semantic.join(" "),
+    }
+}
+
+/// Terms being collected, each token once (a map keeps a long task linear).
+#[derive(Default)]
+struct Terms {
+    terms: Vec<(String, f64)>,
+    position: HashMap<String, usize>,
 }
 
 /// A word of the task: its tokens unless it is filler or one of ToolHive's stop words, then
 /// its synonyms.
-fn add_word(out: &mut Analyzed, word: &str, weight: f64) {
+fn add_word(out: &mut Terms, word: &str, weight: f64) {
     let lower = word
         .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
         .to_lowercase()
@@ -248,16 +259,19 @@ fn stemmed_synonyms() -> &'static [Vec<String>] {
     })
 }
 
-fn add_token(out: &mut Analyzed, word: &str, weight: f64) {
+fn add_token(out: &mut Terms, word: &str, weight: f64) {
     for t in tokens(word) {
         push(out, t, weight);
     }
 }
 
-fn push(out: &mut Analyzed, token: String, weight: f64) {
-    match out.terms.iter_mut().find(|(t, _)| *t == token) {
-        Some((_, w)) => *w = w.max(weight),
-        None => out.terms.push((token, weight)),
+fn push(out: &mut Terms, token: String, weight: f64) {
+    match out.position.get(&token) {
+        Some(&i) => out.terms[i].1 = out.terms[i].1.max(weight),
+        None => {
+            out.position.insert(token.clone(), out.terms.len());
+            out.terms.push((token, weight));
+        }
     }
 }
 
