@@ -281,16 +281,7 @@ async fn a_log_that_cannot_be_written_is_reported_and_fails_closed_when_asked() 
         )));
         // The first request's line is the first write, which fails.
         assert_eq!(post(&gw.url, None, initialize()).await.status, 200);
-        let status_of = || async {
-            http()
-                .get(format!("{}/status", gw.base))
-                .send()
-                .await
-                .unwrap()
-                .json::<Value>()
-                .await
-                .unwrap()
-        };
+        let status_of = || gw.status();
         assert!(
             eventually(Duration::from_secs(10), || async {
                 status_of().await["audit"]["healthy"] == false

@@ -179,14 +179,7 @@ async fn partial_failure_best_effort_serves_the_healthy_backends() {
         names.iter().all(|n| n.starts_with("notes_")) && !names.is_empty(),
         "{names:?}"
     );
-    let status: Value = common::http()
-        .get(format!("{}/status", gw.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let status = gw.status().await;
     let down = status["backends"]
         .as_array()
         .unwrap()

@@ -402,14 +402,7 @@ async fn operational_endpoints() {
     })
     .await;
     assert!(ready, "readyz never turned ready");
-    let status: Value = http
-        .get(format!("{}/status", gw.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let status = gw.status().await;
     let b = &status["backends"][0];
     assert_eq!(b["name"], "notes");
     assert_eq!(b["transport"], "stdio");

@@ -78,13 +78,6 @@ async fn a_refused_credential_is_a_json_rpc_error_naming_the_backend() {
         a.text
     );
     // And the credential is the gateway's problem, not the backend's health.
-    let status: Value = common::http()
-        .get(format!("{}/status", gw.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let status = gw.status().await;
     assert_eq!(status["backends"][0]["health"], "healthy", "{status}");
 }

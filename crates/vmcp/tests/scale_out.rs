@@ -470,24 +470,11 @@ async fn redis_outage_degrades_legacy_keeps_modern_and_recovers() {
     let held = Client::connect(&a.url).await;
     echo_many(&held, "before", 2).await;
 
-    let status = |g: &Gateway| {
-        let url = format!("{}/status", g.base);
-        async move {
-            http()
-                .get(url)
-                .send()
-                .await
-                .unwrap()
-                .json::<Value>()
-                .await
-                .unwrap()
-        }
-    };
-    let before = status(&a).await;
+    let before = a.status().await;
     assert_eq!(before["sessionStorage"]["connected"], true, "{before}");
     assert_ne!(
         before["sessionStorage"]["replica"],
-        status(&b).await["sessionStorage"]["replica"]
+        b.status().await["sessionStorage"]["replica"]
     );
 
     redis.kill();
@@ -525,7 +512,7 @@ async fn redis_outage_degrades_legacy_keeps_modern_and_recovers() {
         "the outage made requests wait: {:?}",
         t.elapsed()
     );
-    let during = status(&a).await;
+    let during = a.status().await;
     assert_eq!(during["sessionStorage"]["connected"], false, "{during}");
 
     // Redis comes back (empty): new sessions work without restarting anything.

@@ -155,6 +155,18 @@ impl Gateway {
         Client::new(&self.url)
     }
 
+    /// `GET /status` (unauthenticated) as JSON.
+    pub async fn status(&self) -> Value {
+        http()
+            .get(format!("{}/status", self.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     /// Kills the process at once (SIGKILL), as a crash or an evicted pod would end.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
