@@ -3,13 +3,14 @@
 //! task sits between the caller and the socket, so a call costs one write, one read and no
 //! cross-thread wake-ups. Idle connections are kept per thread: a socket is driven by the
 //! runtime that opened it, and vmcp serves from one single-threaded runtime per core, so a
-//! connection used from another thread's runtime would pay a wake-up across threads. Every call is bounded by the configured timeout (a connection a call
-//! gave up on is closed, never reused), and while Redis is unreachable calls fail at once (a
-//! reconnect is tried at most every [`RETRY_AFTER`]), so an outage never stacks waits.
+//! connection used from another thread's runtime would pay a wake-up across threads. Every call
+//! is bounded by the configured timeout (a connection a call gave up on is closed, never
+//! reused), and while Redis is unreachable calls fail at once (a reconnect is tried at most
+//! every [`RETRY_AFTER`]), so an outage never stacks waits.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
@@ -127,7 +128,7 @@ impl Client {
                 .map_err(|reason| {
                     // The idle ones most likely died with it (a Redis restart): drop them all
                     // rather than fail one call per dead connection.
-                    self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+                    unpoisoned(&self.idle).clear();
                     tracing::warn!(address = %self.config.address, %reason, "Redis connection lost; the next call reconnects");
                     self.unavailable(&reason)
                 })?;
@@ -152,28 +153,18 @@ impl Client {
     /// An idle connection, or a new one (unless a connect failed moments ago).
     async fn take(&self) -> Result<Conn, RedisError> {
         let thread = std::thread::current().id();
-        let reused = self
-            .idle
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_mut(&thread)
-            .and_then(Vec::pop);
+        let reused = unpoisoned(&self.idle).get_mut(&thread).and_then(Vec::pop);
         if let Some(conn) = reused {
             return Ok(conn);
         }
-        if let Some((since, reason)) = &*self.down.lock().unwrap_or_else(|p| p.into_inner())
+        if let Some((since, reason)) = &*unpoisoned(&self.down)
             && since.elapsed() < RETRY_AFTER
         {
             return Err(self.unavailable(reason));
         }
         match connect(&self.config).await {
             Ok(stream) => {
-                let was_down = self
-                    .down
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .take()
-                    .is_some();
+                let was_down = unpoisoned(&self.down).take().is_some();
                 if was_down || !self.is_up() {
                     tracing::info!(address = %self.config.address, "connected to Redis");
                 }
@@ -183,7 +174,7 @@ impl Client {
                 })
             }
             Err(reason) => {
-                let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+                let mut down = unpoisoned(&self.down);
                 if down.is_none() {
                     tracing::warn!(address = %self.config.address, %reason, "Redis unavailable; retrying on demand");
                 }
@@ -195,12 +186,18 @@ impl Client {
 
     fn give_back(&self, conn: Conn) {
         let thread = std::thread::current().id();
-        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        let mut idle = unpoisoned(&self.idle);
         let mine = idle.entry(thread).or_default();
         if mine.len() < MAX_IDLE {
             mine.push(conn);
         }
     }
+}
+
+/// A lock that a panicked holder left poisoned still guards valid state here (a map of idle
+/// connections, the last connect failure).
+fn unpoisoned<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Writes `frame` and reads `replies` replies on `conn`.
