@@ -87,12 +87,18 @@ impl OptimizerIndex {
             .iter()
             .map(|t| (text(t, "name"), text(t, "description")))
             .collect();
-        let params: Vec<String> = tools.iter().map(parameter_text).collect();
-        let index = Index::build_with_params(
-            docs.iter()
-                .zip(&params)
-                .map(|((n, d), p)| (n.as_str(), d.as_str(), p.as_str())),
-        );
+        // Only vmcp's ranking reads the parameters.
+        let index = match settings.ranking {
+            Ranking::ToolHive => Index::build(docs.iter().map(|(n, d)| (n.as_str(), d.as_str()))),
+            Ranking::Vmcp => {
+                let params: Vec<String> = tools.iter().map(parameter_text).collect();
+                Index::build_with_params(
+                    docs.iter()
+                        .zip(&params)
+                        .map(|((n, d), p)| (n.as_str(), d.as_str(), p.as_str())),
+                )
+            }
+        };
         let tokens = tools
             .iter()
             .map(|t| (t.to_string().len() / 4) as u64)
@@ -439,7 +445,7 @@ fn parameter_text(tool: &Value) -> String {
     out
 }
 
-/// `issueKey` / `issue_key` → "issue key".
+/// `issueKey` → "issue Key" (the tokenizer already splits `issue_key` at the underscore).
 fn split_identifier(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 4);
     let mut prev_lower = false;
@@ -448,7 +454,7 @@ fn split_identifier(name: &str) -> String {
             out.push(' ');
         }
         prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        out.push(if c == '_' || c == '-' { ' ' } else { c });
+        out.push(c);
     }
     out
 }

@@ -185,11 +185,7 @@ impl Index {
                 }
                 tf[doc] += w / self.norms[doc];
             }
-            for &doc in self
-                .param_postings
-                .get(id as usize)
-                .map_or(&[][..], Vec::as_slice)
-            {
+            for &doc in &self.param_postings[id as usize] {
                 let doc = doc as usize;
                 if stamp[doc] != k {
                     stamp[doc] = k;

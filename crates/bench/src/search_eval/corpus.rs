@@ -70,7 +70,8 @@ pub(crate) fn queries(file: &Path, corpus: &Corpus) -> anyhow::Result<Vec<Query>
             .into_iter()
             .filter_map(|c| Some((c["task"].as_str()?.to_owned(), c["arguments"].clone())))
             .collect(),
-        Err(_) => Default::default(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Default::default(),
+        Err(e) => return Err(e).with_context(|| calls_file.display().to_string()),
     };
     raw.iter()
         .map(|q| {

@@ -234,20 +234,25 @@ async fn main() -> anyhow::Result<()> {
     std::fs::write(&cli.out, serde_json::to_string_pretty(&report)?)?;
 
     let mut failed = Vec::new();
-    for (set, mode, min) in [
-        (&results, "keyword", cli.min_keyword_recall5),
-        (&results, "hybrid", cli.min_hybrid_recall5),
-        (&agent_results, "keyword", cli.min_agent_keyword_recall5),
-        (&agent_results, "hybrid", cli.min_agent_hybrid_recall5),
+    for (set, input, mode, min) in [
+        (&results, "task text", "keyword", cli.min_keyword_recall5),
+        (&results, "task text", "hybrid", cli.min_hybrid_recall5),
+        (
+            &agent_results,
+            "agent calls",
+            "keyword",
+            cli.min_agent_keyword_recall5,
+        ),
+        (
+            &agent_results,
+            "agent calls",
+            "hybrid",
+            cli.min_agent_hybrid_recall5,
+        ),
     ] {
         let Some(min) = min else { continue };
         let got = set.iter().find(|s| s.mode == mode).map(|s| s.recall_5);
         if got.is_none_or(|r| r < min) {
-            let input = if std::ptr::eq(set, &results) {
-                "task text"
-            } else {
-                "agent calls"
-            };
             failed.push(format!("{mode} recall@5 on {input} {got:?} is below {min}"));
         }
     }
