@@ -326,9 +326,7 @@ impl Bert {
     /// MPNet's bias for every (head, query position, key position), flattened in that order.
     fn position_bias(&self, n: usize) -> Option<Vec<f32>> {
         let table = self.relative_bias.as_ref()?;
-        let Arch::MPNet { buckets, .. } = self.cfg.arch else {
-            return None;
-        };
+        let buckets = table.nrows();
         let heads = self.cfg.heads;
         let mut out = vec![0.0; heads * n * n];
         for i in 0..n {
