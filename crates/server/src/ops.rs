@@ -85,6 +85,8 @@ fn status_value(state: &AppState) -> Value {
         "version": env!("CARGO_PKG_VERSION"),
         "ready": state.gateway.is_ready(),
         "sessions": state.sessions.len(),
+        // Sessions with a GET stream open: where notifications can be delivered right now.
+        "streams": state.sessions.all().iter().filter(|s| s.has_stream()).count(),
         "backends": backends,
     });
     if let Some(a) = &state.options.audit {
