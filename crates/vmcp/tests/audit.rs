@@ -296,8 +296,12 @@ async fn a_log_that_cannot_be_written_is_reported_and_fails_closed_when_asked() 
                 .is_some_and(|e| e.contains("space")),
             "{status}"
         );
+        // The warning may be logged just after /status turned.
         assert!(
-            gw.logs().contains("cannot write the audit log"),
+            eventually(Duration::from_secs(5), || async {
+                gw.logs().contains("cannot write the audit log")
+            })
+            .await,
             "{}",
             gw.logs()
         );

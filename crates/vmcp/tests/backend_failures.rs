@@ -273,12 +273,28 @@ async fn per_session_process_cap_is_enforced_with_a_clear_error() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_drains_in_flight_calls_and_reaps_children() {
-    let (mut gw, c, _w) = notes_and_weather("").await;
+    let log = common::temp_path("methods");
+    let env = format!(
+        "    env:\n      {}: {:?}\n",
+        vmcp_testkit::METHOD_LOG_ENV,
+        log.display().to_string()
+    );
+    let mut gw = Gateway::start(&format!(
+        "name: fail\nbackends:\n{}",
+        stdio_backend("notes", &env)
+    ));
+    let c = Client::connect(&gw.url).await;
     let children = children_matching(gw.pid(), "vmcp-fixture");
     assert!(!children.is_empty());
     let slow = c.clone();
     let call = tokio::spawn(async move { slow.call("notes_sleep", json!({"ms": 700})).await });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Terminate once the backend has the call, not after a guessed delay.
+    let reached = eventually(Duration::from_secs(10), || async {
+        std::fs::read_to_string(&log).is_ok_and(|m| m.lines().any(|l| l == "tools/call"))
+    })
+    .await;
+    assert!(reached, "the call never reached the backend");
+    let _ = std::fs::remove_file(&log);
     let status = tokio::task::spawn_blocking(move || {
         let s = gw.terminate();
         (s, gw)

@@ -738,7 +738,19 @@ async fn cancelling_the_call_cancels_every_step() {
         std::time::Duration::from_secs(10),
         post,
     ));
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // Cancel once the slow step is running, not after a guessed delay.
+    let mut running = false;
+    for _ in 0..200 {
+        running = w
+            .workflow_audit()
+            .iter()
+            .any(|l| l["type"] == "vmcp_workflow_step_started" && l["target"]["step_id"] == "slow");
+        if running {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(running, "the slow step never started");
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 77, "reason": "user pressed stop"}});
     let a = c.post_raw(c.session.clone(), cancel).await;

@@ -31,9 +31,6 @@ use rmcp::model::{
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 
-/// Time for a fresh rmcp client's GET stream to the gateway to open (updates ride it).
-const GET_STREAM_SETTLE: Duration = Duration::from_millis(700);
-
 fn args(v: Value) -> rmcp::model::JsonObject {
     v.as_object().unwrap().clone()
 }
@@ -196,7 +193,7 @@ async fn legacy_client_is_served_over_a_backend_session_with_mid_call_requests_r
     // subscriber only.
     let bob = Answerer::new("bob", json!({}));
     let bystander = rmcp_legacy(&s.gw.url, bob.clone()).await;
-    tokio::time::sleep(GET_STREAM_SETTLE).await;
+    s.gw.wait_streams(2).await;
     let uri = s.sdk.server.resource_uri();
     step(
         "resources/subscribe",

@@ -145,18 +145,19 @@ async fn session_header_missing_unknown_and_deleted() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sessions_expire_after_the_ttl() {
-    let gw = Gateway::start_with(&one_backend(), &["--session-ttl", "1s"]);
+    let gw = Gateway::start_with(&one_backend(), &["--session-ttl", "3s"]);
     let c = Client::connect(&gw.url).await;
     let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"});
-    // Use slides the TTL.
-    for _ in 0..3 {
-        tokio::time::sleep(Duration::from_millis(500)).await;
+    // Use slides the TTL: four uses 1 s apart outlive the 3 s TTL, with room for a stalled
+    // test thread.
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
         assert_eq!(
             c.post_raw(c.session.clone(), ping.clone()).await.status,
             200
         );
     }
-    tokio::time::sleep(Duration::from_millis(1600)).await;
+    tokio::time::sleep(Duration::from_millis(3600)).await;
     assert_eq!(c.post_raw(c.session.clone(), ping).await.status, 404);
 }
 

@@ -231,6 +231,7 @@ async fn an_rmcp_client_keeps_its_session_and_is_told_about_a_reload() {
     let gw = Gateway::start(&config(&[("notes", "notes")], ""));
     let peer = Answerer::new("peer", json!({}));
     let client = rmcp_legacy(&gw.url, peer.clone()).await;
+    gw.wait_streams(1).await;
     std::fs::write(
         &gw.config_path,
         config(&[("notes", "notes"), ("extra", "extra")], ""),

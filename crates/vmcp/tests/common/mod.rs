@@ -24,6 +24,8 @@ pub struct Gateway {
     child: Child,
     pub config_path: PathBuf,
     stderr: Arc<Mutex<String>>,
+    /// The thread copying stderr into `stderr`; finished once the pipe closes.
+    stderr_reader: std::thread::JoinHandle<()>,
 }
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
@@ -89,7 +91,7 @@ impl Gateway {
         let stderr_pipe = child.stderr.take().expect("stderr");
         let stderr = Arc::new(Mutex::new(String::new()));
         let sink = stderr.clone();
-        std::thread::spawn(move || {
+        let stderr_reader = std::thread::spawn(move || {
             let mut r = BufReader::new(stderr_pipe);
             let mut buf = String::new();
             while r.read_line(&mut buf).unwrap_or(0) > 0 {
@@ -123,6 +125,7 @@ impl Gateway {
             child,
             config_path,
             stderr,
+            stderr_reader,
         }
     }
 
@@ -143,6 +146,7 @@ impl Gateway {
             .status();
         for _ in 0..300 {
             if let Ok(Some(status)) = self.child.try_wait() {
+                self.wait_for_last_logs();
                 return status;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -167,10 +171,38 @@ impl Gateway {
             .unwrap()
     }
 
+    /// Waits until `n` sessions have their GET stream open (`/status` `streams`): a client
+    /// that returned from connecting may not have opened it yet, and a notification sent to a
+    /// session without one is dropped, as the spec allows.
+    pub async fn wait_streams(&self, n: u64) {
+        let open = eventually(Duration::from_secs(10), || async {
+            self.status().await["streams"].as_u64() >= Some(n)
+        })
+        .await;
+        assert!(
+            open,
+            "{n} GET streams never opened: {}",
+            self.status().await
+        );
+    }
+
     /// Kills the process at once (SIGKILL), as a crash or an evicted pod would end.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        self.wait_for_last_logs();
+    }
+
+    /// After the process exited, gives the stderr reader (bounded) time to copy what was
+    /// written last, so `logs()` holds it. A backend that outlived the gateway may hold the
+    /// pipe open; then this returns after 2 s.
+    fn wait_for_last_logs(&self) {
+        for _ in 0..100 {
+            if self.stderr_reader.is_finished() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

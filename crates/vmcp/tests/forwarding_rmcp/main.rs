@@ -526,7 +526,7 @@ where
     let client = connect(&gw.url, &rec).await;
     let watcher = Recorder::new("watcher", all_capabilities());
     let other = connect(&gw.url, &watcher).await;
-    tokio::time::sleep(GET_STREAM_SETTLE).await;
+    gw.wait_streams(2).await;
 
     let notice = format!("notifications/{kind}/list_changed");
     let (client, before) = list(client).await;
@@ -603,7 +603,7 @@ async fn a_tool_added_at_runtime_is_callable_under_its_prefixed_name() {
     let (_sdk, gw) = setup("").await;
     let rec = Recorder::new("alice", all_capabilities());
     let client = connect(&gw.url, &rec).await;
-    tokio::time::sleep(GET_STREAM_SETTLE).await;
+    gw.wait_streams(1).await;
     call(
         &client,
         "sdk_mutate",
@@ -647,7 +647,7 @@ async fn resource_subscription_updates_reach_the_subscriber_only() {
     let bystander = Recorder::new("bystander", all_capabilities());
     let a = connect(&gw.url, &sub).await;
     let b = connect(&gw.url, &bystander).await;
-    tokio::time::sleep(GET_STREAM_SETTLE).await;
+    gw.wait_streams(2).await;
 
     let caps = a.peer_info().expect("server info");
     let resources = serde_json::to_value(&caps.capabilities.resources).unwrap();

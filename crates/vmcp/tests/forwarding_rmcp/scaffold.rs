@@ -12,9 +12,6 @@ use serde_json::Value;
 pub(crate) const STEP: Duration = Duration::from_secs(20);
 /// How long to keep listening after the expected messages arrived, to catch unexpected extras.
 pub(crate) const GRACE: Duration = Duration::from_millis(500);
-/// Time for a fresh rmcp client to open its GET stream (list changes and resource updates ride
-/// it; the gateway drops what it cannot deliver).
-pub(crate) const GET_STREAM_SETTLE: Duration = Duration::from_millis(700);
 
 pub(crate) async fn step<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(STEP, fut)
