@@ -30,15 +30,15 @@ fn ids(case: &Value) -> Vec<u32> {
 
 /// Every golden case: the same token ids, and an embedding equal to within float rounding.
 fn assert_matches(model: &LocalEmbedder, golden: &str) {
-    let golden: Vec<Value> = serde_json::from_str(golden).unwrap();
+    let golden: Vec<Value> = serde_json::from_str(golden).expect("golden cases are JSON");
     for case in &golden {
-        let text = case["text"].as_str().unwrap();
+        let text = case["text"].as_str().expect("a case has a text");
         assert_eq!(model.token_ids(text), ids(case), "token ids of {text:?}");
         let want: Vec<f32> = case["embedding"]
             .as_array()
-            .unwrap()
+            .expect("a case has an embedding")
             .iter()
-            .map(|v| v.as_f64().unwrap() as f32)
+            .map(|v| v.as_f64().expect("a component is a number") as f32)
             .collect();
         let got = model.embed_one(text);
         assert_eq!(got.len(), want.len(), "{text:?}");
