@@ -1,6 +1,7 @@
 //! A real `redis-server` (Debian's package) started for a test on a free loopback port, with
 //! persistence off. Tests skip with a note when it is not installed, and fail under `CI=true`.
 
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -66,8 +67,44 @@ impl RedisServer {
     }
 
     /// Starts it again on the same port, empty (persistence is off), and waits until it answers.
+    /// A start that exits at once (its port briefly held by another socket) is retried a few
+    /// times before giving up.
     pub fn restart(&mut self) {
         self.kill();
+        for attempt in 1..=5 {
+            let mut child = self.spawn();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if let Ok(Some(status)) = child.try_wait() {
+                    assert!(attempt < 5, "redis-server exited at start ({status})");
+                    std::thread::sleep(Duration::from_millis(200));
+                    break;
+                }
+                if self.answers() {
+                    self.child = Some(child);
+                    return;
+                }
+                assert!(Instant::now() < deadline, "redis-server did not start");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
+    /// Whether a Redis answers PING on the port (with or without a password), not merely
+    /// whether something accepts connections there.
+    fn answers(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+        let mut reply = [0u8; 7];
+        s.write_all(b"PING\r\n").is_ok()
+            && s.read(&mut reply).is_ok_and(|n| {
+                reply[..n].starts_with(b"+PONG") || reply[..n].starts_with(b"-NOAUTH")
+            })
+    }
+
+    fn spawn(&self) -> Child {
         let mut cmd = Command::new("redis-server");
         cmd.args(["--port", &self.port.to_string()])
             .args(["--bind", "127.0.0.1"])
@@ -78,12 +115,7 @@ impl RedisServer {
         if let Some(p) = &self.password {
             cmd.args(["--requirepass", p]);
         }
-        self.child = Some(cmd.spawn().expect("start redis-server"));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        cmd.spawn().expect("start redis-server")
     }
 
     /// Runs `redis-cli` against it (for tests that inspect keys), returning its stdout.
