@@ -281,15 +281,14 @@ async fn a_log_that_cannot_be_written_is_reported_and_fails_closed_when_asked() 
         )));
         // The first request's line is the first write, which fails.
         assert_eq!(post(&gw.url, None, initialize()).await.status, 200);
-        let status_of = || gw.status();
         assert!(
             eventually(Duration::from_secs(10), || async {
-                status_of().await["audit"]["healthy"] == false
+                gw.status().await["audit"]["healthy"] == false
             })
             .await,
             "the failing write never showed in /status"
         );
-        let status = status_of().await;
+        let status = gw.status().await;
         assert!(
             status["audit"]["lastError"]
                 .as_str()
@@ -309,7 +308,7 @@ async fn a_log_that_cannot_be_written_is_reported_and_fails_closed_when_asked() 
         if closed {
             assert_eq!(answer.status, 503, "{}", answer.text);
             assert!(answer.text.contains("audit log"), "{}", answer.text);
-            assert!(status_of().await["audit"]["refusedRequests"].as_u64() >= Some(0));
+            assert!(gw.status().await["audit"]["refusedRequests"].as_u64() >= Some(0));
         } else {
             assert_eq!(answer.status, 200, "{}", answer.text);
         }

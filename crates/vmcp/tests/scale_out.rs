@@ -642,17 +642,15 @@ async fn a_modern_clients_input_required_retry_works_on_any_replica_once() {
     assert_eq!(done["structuredContent"]["text"], "hello Ada", "{done}");
     // Replica 2 agrees on the key in its own time; a replay is refused either way, so ask
     // until it can read the state and names the reason.
-    let replay = std::cell::RefCell::new(String::new());
-    let refused = eventually(Duration::from_secs(10), || {
-        let (c, retry, replay) = (on(2), retry.clone(), &replay);
-        async move {
-            let text = c.request("tools/call", retry).await.text;
-            *replay.borrow_mut() = text;
-            replay.borrow().contains("already used")
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let replay = on(2).request("tools/call", retry.clone()).await;
+        if replay.text.contains("already used") {
+            break;
         }
-    })
-    .await;
-    assert!(refused, "{}", replay.borrow());
+        assert!(Instant::now() < deadline, "{}", replay.text);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// Rate limits in Redis when Redis is down: let through and counted (ToolHive's fail open), or

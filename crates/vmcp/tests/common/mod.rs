@@ -99,22 +99,12 @@ impl Gateway {
                 buf.clear();
             }
         });
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            if let Some(Ok(first)) = lines.next() {
-                let _ = tx.send(first);
-            }
-            for _ in lines {}
-        });
-        let line = match rx.recv_timeout(Duration::from_secs(30)) {
+        let line = match first_line(stdout, Duration::from_secs(30)) {
             Ok(l) => l,
-            Err(_) => {
+            Err(why) => {
                 let _ = child.kill();
-                let mut err = String::new();
                 let _ = child.wait();
-                err.push_str(&stderr.lock().unwrap());
-                panic!("vmcp did not start:\n{err}");
+                panic!("vmcp did not start ({why}):\n{}", stderr.lock().unwrap());
             }
         };
         let url = line.rsplit(' ').next().expect("url").to_string();
@@ -211,6 +201,23 @@ impl Drop for Gateway {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.config_path);
+    }
+}
+
+/// The first line a child prints on `stdout`, waiting at most `wait`; the rest is read and
+/// dropped so the child never blocks on a full pipe.
+pub fn first_line(stdout: std::process::ChildStdout, wait: Duration) -> Result<String, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let _ = tx.send(lines.next());
+        for _ in lines {}
+    });
+    match rx.recv_timeout(wait) {
+        Ok(Some(Ok(line))) => Ok(line),
+        Ok(Some(Err(e))) => Err(format!("reading stdout: {e}")),
+        Ok(None) => Err("stdout closed before a line".into()),
+        Err(_) => Err(format!("no line within {wait:?}")),
     }
 }
 

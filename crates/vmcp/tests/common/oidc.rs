@@ -1,7 +1,6 @@
 //! The test OpenID provider (`tests/oidc/provider.mjs`, the npm package oidc-provider) as a child
 //! process, and the requests tests make to it: user tokens, stats.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
@@ -34,32 +33,21 @@ fn spawn(flags: &[&str], wait: Duration) -> Result<(Child, ChildStdin, String), 
         .expect("start node tests/oidc/provider.mjs");
     let stdin = child.stdin.take().expect("stdin");
     let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        let _ = tx.send(lines.next());
-        for _ in lines {}
-    });
-    let first = rx.recv_timeout(wait);
-    let issuer = match &first {
-        Ok(Some(Ok(line))) => line.strip_prefix("listening ").map(|i| i.trim().to_owned()),
-        _ => None,
-    };
-    match issuer {
-        Some(issuer) => {
+    let first = super::first_line(stdout, wait);
+    match first.as_deref().map(|l| l.strip_prefix("listening ")) {
+        Ok(Some(issuer)) => {
+            let issuer = issuer.trim().to_owned();
             let _ = std::fs::remove_file(&log);
             Ok((child, stdin, issuer))
         }
-        None => {
+        _ => {
             let _ = child.kill();
             let _ = child.wait();
             let stderr = std::fs::read_to_string(&log).unwrap_or_default();
             let _ = std::fs::remove_file(&log);
             let lines: Vec<&str> = stderr.lines().collect();
             let tail = lines[lines.len().saturating_sub(20)..].join("\n");
-            Err(format!(
-                "first stdout line {first:?} within {wait:?}; stderr ends: {tail}"
-            ))
+            Err(format!("first stdout line: {first:?}; stderr ends: {tail}"))
         }
     }
 }
