@@ -1,9 +1,9 @@
 //! The credential each backend gets (`outgoingAuth`): nothing, a static header, or a token
 //! exchanged (RFC 8693) for the caller's own. The caller's token itself never reaches a backend.
 //!
-//! Exchanged tokens are cached per subject token until shortly before they expire, with one
-//! exchange in flight per subject token: concurrent misses wait for it (ToolHive exchanges on
-//! every backend request).
+//! Exchanged tokens are cached per subject token until shortly before they expire (a day at
+//! most, whatever `expires_in` the endpoint answers), with one exchange in flight per subject
+//! token: concurrent misses wait for it (ToolHive exchanges on every backend request).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,8 +19,11 @@ use crate::secret::Secret;
 
 /// An exchanged token is reused until this long before it expires.
 const EXPIRY_SKEW: Duration = Duration::from_secs(30);
-/// Lifetime assumed when the token endpoint does not say (`expires_in` absent).
+/// Lifetime assumed when the token endpoint does not say (`expires_in` absent or unreadable).
 const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
+/// Longest an exchanged token is cached, whatever the endpoint claims: `expires_in` is the token
+/// endpoint's word, and `Instant + Duration` panics on overflow (u64::MAX seconds did).
+const MAX_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
 /// Most cached exchanges per backend.
 const CACHE_CAP: usize = 10_000;
 
@@ -232,7 +235,11 @@ impl TokenExchange {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&key);
         let (token, lifetime) = outcome?;
-        let until = Instant::now() + lifetime.saturating_sub(EXPIRY_SKEW.min(lifetime / 2));
+        let reuse = lifetime.saturating_sub(EXPIRY_SKEW.min(lifetime / 2));
+        // Not cached rather than a panic, should a lifetime ever escape the clamp.
+        let Some(until) = Instant::now().checked_add(reuse) else {
+            return Ok(token);
+        };
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= CACHE_CAP {
             let now = Instant::now();
@@ -295,11 +302,25 @@ impl TokenExchange {
             .ok_or_else(|| {
                 AuthError::Unavailable("token exchange answered without an access_token".into())
             })?;
-        let lifetime = answer
-            .get("expires_in")
-            .and_then(Value::as_u64)
-            .map_or(DEFAULT_LIFETIME, Duration::from_secs);
-        Ok((Secret::new(token), lifetime))
+        Ok((Secret::new(token), lifetime(answer.get("expires_in"))))
+    }
+}
+
+/// How long a token endpoint says its token lives, at most [`MAX_LIFETIME`]: RFC 6749 says a
+/// number of seconds, some endpoints send it as a string or a fraction; a negative value means
+/// already expired, and anything else unreadable gets [`DEFAULT_LIFETIME`].
+fn lifetime(expires_in: Option<&Value>) -> Duration {
+    let secs = match expires_in {
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    match secs {
+        // Clamped before converting: from_secs_f64 panics past u64::MAX seconds.
+        Some(s) if s.is_finite() => {
+            Duration::from_secs_f64(s.clamp(0.0, MAX_LIFETIME.as_secs_f64()))
+        }
+        _ => DEFAULT_LIFETIME,
     }
 }
 

@@ -219,3 +219,40 @@ fn subject_token_types_accept_short_names_and_urns() {
     );
     assert!(subject_token_type(Some("saml")).is_err());
 }
+
+#[tokio::test]
+async fn regression_huge_expires_in_neither_panics_nor_caches_past_a_day() {
+    for expires_in in [
+        json!(u64::MAX),
+        json!(1e30),
+        json!(f64::MAX),
+        json!("18446744073709551615"),
+        json!(-5),
+    ] {
+        let (x, e) = exchanger(300).await;
+        e.answer.lock().unwrap().1["expires_in"] = expires_in.clone();
+        let s = Secret::new("alice-token");
+        let t = x.exchange(&s).await.unwrap();
+        assert_eq!(t.expose(), "backend-token-0", "{expires_in}");
+        let latest = Instant::now() + MAX_LIFETIME;
+        let cache = x.cache.lock().unwrap();
+        assert!(
+            cache.values().all(|(_, until)| *until <= latest),
+            "{expires_in}: cached past a day"
+        );
+    }
+}
+
+#[test]
+fn lifetimes_are_read_leniently_and_clamped() {
+    let at = |v: Value| lifetime(Some(&v));
+    assert_eq!(at(json!(3600)), Duration::from_secs(3600));
+    assert_eq!(at(json!("3599")), Duration::from_secs(3599));
+    assert_eq!(at(json!(1.5)), Duration::from_millis(1500));
+    assert_eq!(at(json!(u64::MAX)), MAX_LIFETIME);
+    assert_eq!(at(json!(1e30)), MAX_LIFETIME);
+    assert_eq!(at(json!(-5)), Duration::ZERO);
+    assert_eq!(at(json!("soon")), DEFAULT_LIFETIME);
+    assert_eq!(at(json!(null)), DEFAULT_LIFETIME);
+    assert_eq!(lifetime(None), DEFAULT_LIFETIME);
+}
