@@ -1,7 +1,16 @@
 //! Request guards applied before any MCP processing: Host and Origin validation against DNS
 //! rebinding. Loopback is always allowed; anything else must be configured.
 
-use http::HeaderMap;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, StatusCode};
+use serde_json::json;
+
+use crate::state::AppState;
 
 /// Which Host and Origin values the gateway accepts.
 #[derive(Debug, Clone, Default)]
@@ -51,6 +60,58 @@ impl OriginPolicy {
         }
         Ok(())
     }
+
+    /// Checks the Host and Origin headers of an operational route (`/status`, `/metrics`, the
+    /// health probes). As [`Self::check`], except that a Host naming an IP address passes: a
+    /// DNS-rebinding page always reaches the gateway under a DNS name (the rebinding needs one),
+    /// while a kubelet's probe or a Prometheus scrape names the pod's IP.
+    pub(crate) fn check_operational(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        match self.check(headers) {
+            Err(Refusal::Host(host)) if is_ip_literal(&host) => {
+                let mut origin_only = headers.clone();
+                origin_only.remove(http::header::HOST);
+                self.check(&origin_only)
+            }
+            other => other,
+        }
+    }
+}
+
+impl Refusal {
+    /// The refusal in words for the client and the log.
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Self::Host(h) => format!("Forbidden: Host {h:?} is not allowed"),
+            Self::Origin(o) => format!("Forbidden: Origin {o:?} is not allowed"),
+        }
+    }
+}
+
+/// The Host/Origin guard of the operational routes, which `/mcp`'s handlers check themselves:
+/// the status page names backends, their errors and session counts, which a rebinding page must
+/// not read from a developer's loopback gateway.
+pub(crate) async fn operational(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match state.options.origins.check_operational(request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => {
+            let message = refusal.message();
+            tracing::warn!("{message} ({})", request.uri().path());
+            (
+                StatusCode::FORBIDDEN,
+                Json(json!({"error": "forbidden", "message": message})),
+            )
+                .into_response()
+        }
+    }
+}
+
+/// Whether a Host header value (with or without a port) is an IP address.
+fn is_ip_literal(host: &str) -> bool {
+    strip_port(host).parse::<std::net::IpAddr>().is_ok()
 }
 
 fn strip_port(host: &str) -> &str {
@@ -168,5 +229,29 @@ mod tests {
             ..Default::default()
         };
         assert!(strict.check(&headers(Some("other:4483"), None)).is_err());
+    }
+
+    #[test]
+    fn operational_routes_take_ip_hosts_but_not_rebinding_names_or_foreign_origins() {
+        let strict = OriginPolicy {
+            allowed_hosts: vec!["gw.internal".into()],
+            ..loopback()
+        };
+        for host in ["10.1.2.3:4483", "[fd00::5]:4483", "192.168.0.7"] {
+            assert!(strict.check(&headers(Some(host), None)).is_err(), "{host}");
+            assert_eq!(
+                strict.check_operational(&headers(Some(host), None)),
+                Ok(()),
+                "{host}"
+            );
+        }
+        assert_eq!(
+            strict.check_operational(&headers(Some("evil.example:4483"), None)),
+            Err(Refusal::Host("evil.example:4483".into()))
+        );
+        assert!(matches!(
+            strict.check_operational(&headers(Some("10.1.2.3"), Some("https://evil.example"))),
+            Err(Refusal::Origin(_))
+        ));
     }
 }

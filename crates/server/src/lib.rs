@@ -51,16 +51,24 @@ pub fn router(state: Arc<AppState>) -> Router {
     if state.options.audit.is_some() {
         mcp = mcp.route_layer(middleware::from_fn_with_state(state.clone(), audit::layer));
     }
-    let mut router = Router::new().route("/mcp", mcp);
-    // Unauthenticated, like ToolHive's, and only when the config asks for it.
-    if vmcp_telemetry::serves_prometheus() {
-        router = router.route("/metrics", get(observe::metrics));
-    }
-    router
+    let mut operational = Router::new()
         .route("/health", get(ops::health))
         .route("/ping", get(ops::health))
         .route("/readyz", get(ops::readyz))
-        .route("/status", get(ops::status))
+        .route("/status", get(ops::status));
+    // Unauthenticated, like ToolHive's, and only when the config asks for it.
+    if vmcp_telemetry::serves_prometheus() {
+        operational = operational.route("/metrics", get(observe::metrics));
+    }
+    let operational = operational.route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        guard::operational,
+    ));
+    // `/mcp` checks Host and Origin in its handlers; the OAuth metadata under `/.well-known` is
+    // public by design (every client, browser-based ones included, must read it).
+    Router::new()
+        .route("/mcp", mcp)
+        .merge(operational)
         .route(
             "/.well-known/{*rest}",
             get(auth::well_known).options(auth::well_known),

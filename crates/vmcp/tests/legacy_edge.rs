@@ -207,6 +207,51 @@ async fn foreign_origin_and_rebinding_host_are_forbidden() {
     assert_eq!(local.status, 200);
 }
 
+/// The operational routes are guarded like `/mcp`: a DNS-rebinding page (a DNS name in Host) or a
+/// foreign Origin cannot read the status page, metrics or probes of a loopback gateway, while a
+/// scraper or probe naming an IP address still can.
+#[tokio::test(flavor = "multi_thread")]
+async fn operational_routes_refuse_rebinding_hosts_and_foreign_origins() {
+    let yaml = format!(
+        "{}telemetry:\n  enablePrometheusMetricsPath: true\n",
+        one_backend()
+    );
+    let gw = Gateway::start(&yaml);
+    let http = common::http();
+    let get = |path: &str, headers: &[(&'static str, &'static str)]| {
+        let mut r = http.get(format!("{}{path}", gw.base));
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        r.send()
+    };
+    for path in ["/status", "/metrics", "/health", "/readyz", "/ping"] {
+        let rebinding = get(path, &[("host", "evil.example:4483")]).await.unwrap();
+        assert_eq!(rebinding.status(), 403, "{path} with a rebinding Host");
+        let body = rebinding.text().await.unwrap();
+        assert!(body.contains("evil.example"), "{path}: {body}");
+        assert!(
+            !body.contains("notes"),
+            "{path} leaked a backend name: {body}"
+        );
+        let html = get(path, &[("host", "evil.example"), ("accept", "text/html")])
+            .await
+            .unwrap();
+        assert_eq!(html.status(), 403, "{path} as HTML with a rebinding Host");
+        let origin = get(path, &[("origin", "https://evil.example")])
+            .await
+            .unwrap();
+        assert_eq!(origin.status(), 403, "{path} with a foreign Origin");
+        let local = get(path, &[("origin", "http://localhost:6274")])
+            .await
+            .unwrap();
+        // `/readyz` may still say 503 (not ready); what matters is that the guard let it through.
+        assert_ne!(local.status(), 403, "{path} from a loopback Origin");
+        let by_ip = get(path, &[("host", "10.0.0.5:4483")]).await.unwrap();
+        assert_ne!(by_ip.status(), 403, "{path} by IP");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn configured_origin_is_allowed() {
     let yaml = format!(
