@@ -20,7 +20,7 @@ mod prompts;
 mod rate_limit;
 mod reconfigure;
 mod request_state;
-pub use request_state::install_key as install_request_state_key;
+pub use request_state::install_keys as install_request_state_keys;
 mod subscriptions;
 mod uri_template;
 mod views;

@@ -5,7 +5,9 @@
 //! read it (steps may call tools it cannot see), change it, replay it, or use it for another
 //! caller or call.
 
-use std::collections::HashMap;
+mod used;
+
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -18,43 +20,101 @@ use crate::Identity;
 
 /// Largest state handed to a client (it comes back in a request body).
 pub(crate) const MAX_STATE_BYTES: usize = 1024 * 1024;
-/// Most states remembered at once (to refuse replays).
-const MAX_OUTSTANDING: usize = 100_000;
 /// How long after its expiry a state still opens, as timed out (its questions then take their
 /// `onCancel` path); later it is refused, and forgotten.
 const GRACE_SECS: u64 = 3600;
 
-/// The key: one installed with [`install_key`] (shared by replicas), else one made at first use
-/// (this process only); `None` when the OS gave no randomness (then nothing is sealed or opened).
-fn key() -> Option<Arc<LessSafeKey>> {
-    let mut slot = KEY.write().unwrap_or_else(|p| p.into_inner());
+/// The keys states are sealed and opened with: the first seals, every one opens (a rotation
+/// window, while replicas move from one key to the next).
+struct Keyring {
+    keys: Vec<(KeyId, LessSafeKey)>,
+}
+
+/// Names a key inside every sealed state, so a state opens with the key that sealed it. Derived
+/// from the key (a hash prefix), so operators never configure one and two keys never share one
+/// by mistake.
+type KeyId = [u8; KEY_ID_LEN];
+const KEY_ID_LEN: usize = 4;
+
+fn key_id(bytes: &[u8; 32]) -> KeyId {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    ctx.update(b"vmcp requestState key id\0");
+    ctx.update(bytes);
+    let digest = ctx.finish();
+    let mut id = [0u8; KEY_ID_LEN];
+    id.copy_from_slice(&digest.as_ref()[..KEY_ID_LEN]);
+    id
+}
+
+impl Keyring {
+    fn new(keys: &[[u8; 32]]) -> Option<Self> {
+        let keys = keys
+            .iter()
+            .map(|k| {
+                UnboundKey::new(&CHACHA20_POLY1305, k)
+                    .ok()
+                    .map(|u| (key_id(k), LessSafeKey::new(u)))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        (!keys.is_empty()).then_some(Self { keys })
+    }
+
+    fn sealing(&self) -> (&KeyId, &LessSafeKey) {
+        let (id, key) = &self.keys[0];
+        (id, key)
+    }
+
+    fn opening(&self, id: &[u8]) -> Option<&LessSafeKey> {
+        self.keys.iter().find(|(k, _)| k == id).map(|(_, key)| key)
+    }
+}
+
+/// The keys: those installed with [`install_keys`] (shared by replicas), else one made at first
+/// use (this process only); `None` when the OS gave no randomness (then nothing is sealed or
+/// opened).
+fn keyring() -> Option<Arc<Keyring>> {
+    let mut slot = KEYS.write().unwrap_or_else(|p| p.into_inner());
     if slot.is_none() {
         let mut bytes = [0u8; 32];
         if getrandom::fill(&mut bytes).is_err() {
             tracing::error!("no OS randomness: composite tools cannot ask 2026-07-28 clients");
             return None;
         }
-        *slot = Some(Arc::new(LessSafeKey::new(
-            UnboundKey::new(&CHACHA20_POLY1305, &bytes).ok()?,
-        )));
+        *slot = Some(Arc::new(Keyring::new(&[bytes])?));
     }
     slot.clone()
 }
 
-static KEY: RwLock<Option<Arc<LessSafeKey>>> = RwLock::new(None);
+static KEYS: RwLock<Option<Arc<Keyring>>> = RwLock::new(None);
 
-/// Seals and opens states with `bytes` from now on, so that a state one replica handed out opens
-/// on any replica holding the same key. States sealed under an earlier key no longer open.
-pub fn install_key(bytes: &[u8; 32]) {
-    if let Ok(k) = UnboundKey::new(&CHACHA20_POLY1305, bytes) {
-        *KEY.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(LessSafeKey::new(k)));
-    }
+/// Seals states with the first of `keys` and opens states sealed with any of them from now on,
+/// so that a state one replica handed out opens on any replica holding the same keys. States
+/// sealed under a key not in `keys` no longer open. Returns the hex id of the sealing key (it
+/// travels in every state), or `None` when `keys` is empty.
+pub fn install_keys(keys: &[[u8; 32]]) -> Option<String> {
+    let ring = Keyring::new(keys)?;
+    let id = ring
+        .sealing()
+        .0
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    *KEYS.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(ring));
+    Some(id)
 }
 
-/// Nonces of states already used, with their expiry.
-fn used() -> &'static Mutex<HashMap<[u8; NONCE_LEN], u64>> {
-    static USED: OnceLock<Mutex<HashMap<[u8; NONCE_LEN], u64>>> = OnceLock::new();
-    USED.get_or_init(|| Mutex::new(HashMap::new()))
+/// States already used on this replica.
+fn used() -> &'static Mutex<used::Used<[u8; NONCE_LEN]>> {
+    static USED: OnceLock<Mutex<used::Used<[u8; NONCE_LEN]>>> = OnceLock::new();
+    USED.get_or_init(|| Mutex::new(used::Used::new()))
+}
+
+/// Who a use is counted against: issuer and subject, hashed with a per-process seed.
+fn caller_of(identity: &Identity) -> used::Caller {
+    static SEED: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
+    let mut h = SEED.get_or_init(Default::default).build_hasher();
+    (&identity.issuer, &identity.subject).hash(&mut h);
+    h.finish()
 }
 
 fn now_secs() -> u64 {
@@ -91,8 +151,19 @@ pub(crate) struct Call<'a> {
 /// # Errors
 /// The state is larger than [`MAX_STATE_BYTES`], or there is no key.
 pub(crate) fn seal(call: &Call<'_>, state: Value, expires_in: Duration) -> Result<String, String> {
-    let key = key().ok_or("no OS randomness to seal the workflow's state")?;
-    let payload = json!({"exp": now_secs() + expires_in.as_secs().max(1), "state": state});
+    let keys = keyring().ok_or("no OS randomness to seal the workflow's state")?;
+    seal_with(&keys, call, state, expires_in)
+}
+
+fn seal_with(
+    keys: &Keyring,
+    call: &Call<'_>,
+    state: Value,
+    expires_in: Duration,
+) -> Result<String, String> {
+    let (id, key) = keys.sealing();
+    let payload =
+        json!({"exp": now_secs().saturating_add(expires_in.as_secs().max(1)), "state": state});
     let mut body = serde_json::to_vec(&payload).map_err(|e| e.to_string())?;
     if body.len() > MAX_STATE_BYTES {
         return Err(format!(
@@ -109,7 +180,9 @@ pub(crate) fn seal(call: &Call<'_>, state: Value, expires_in: Duration) -> Resul
         &mut body,
     )
     .map_err(|_| "cannot seal the workflow's state")?;
-    let mut out = nonce.to_vec();
+    let mut out = Vec::with_capacity(KEY_ID_LEN + NONCE_LEN + body.len());
+    out.extend_from_slice(id);
+    out.extend_from_slice(&nonce);
     out.extend_from_slice(&body);
     Ok(URL_SAFE_NO_PAD.encode(out))
 }
@@ -140,7 +213,7 @@ pub(crate) async fn claim_shared(
         "{prefix}used-state:{}",
         URL_SAFE_NO_PAD.encode(opened.nonce)
     );
-    let until = (opened.exp + GRACE_SECS).to_string();
+    let until = opened.exp.saturating_add(GRACE_SECS).to_string();
     match redis
         .call(&[
             b"SET",
@@ -161,43 +234,56 @@ pub(crate) async fn claim_shared(
     }
 }
 
+/// Why a state does not open, whatever the reason (no oracle for which check failed).
+const BAD: &str = "requestState was not issued by this gateway for this caller, tool and arguments, or was changed";
+
 /// Opens a state this gateway sealed for this call, once.
 ///
 /// # Errors
 /// Why it cannot be used, in words for the client.
 pub(crate) fn open(sealed: &str, call: &Call<'_>) -> Result<Opened, &'static str> {
-    const BAD: &str = "requestState was not issued by this gateway for this caller, tool and arguments, or was changed";
-    let key = key().ok_or(BAD)?;
+    let keys = keyring().ok_or(BAD)?;
+    open_with(&keys, sealed, call)
+}
+
+fn open_with(keys: &Keyring, sealed: &str, call: &Call<'_>) -> Result<Opened, &'static str> {
     let mut raw = URL_SAFE_NO_PAD.decode(sealed).map_err(|_| BAD)?;
-    if raw.len() <= NONCE_LEN {
+    if raw.len() <= KEY_ID_LEN + NONCE_LEN {
         return Err(BAD);
     }
+    let (id, rest) = raw.split_at_mut(KEY_ID_LEN);
+    let key = keys.opening(id).ok_or(BAD)?;
+    let (nonce_bytes, sealed_body) = rest.split_at_mut(NONCE_LEN);
     let mut nonce = [0u8; NONCE_LEN];
-    nonce.copy_from_slice(&raw[..NONCE_LEN]);
+    nonce.copy_from_slice(nonce_bytes);
     let aad = binding(call.identity, call.tool, call.definition, call.arguments);
     let body = key
         .open_in_place(
             Nonce::assume_unique_for_key(nonce),
             Aad::from(&aad),
-            &mut raw[NONCE_LEN..],
+            sealed_body,
         )
         .map_err(|_| BAD)?;
     let mut payload: Value = serde_json::from_slice(body).map_err(|_| BAD)?;
     let exp = payload.get("exp").and_then(Value::as_u64).unwrap_or(0);
     let now = now_secs();
-    if exp + GRACE_SECS < now {
+    let until = exp.saturating_add(GRACE_SECS);
+    if until < now {
         return Err("requestState has expired; call the tool again");
     }
-    {
-        let mut used = used().lock().unwrap_or_else(|p| p.into_inner());
-        if used.len() >= MAX_OUTSTANDING / 2 {
-            used.retain(|_, e| *e + GRACE_SECS >= now);
-        }
-        if used.len() >= MAX_OUTSTANDING {
-            return Err("too many questions outstanding; call the tool again later");
-        }
-        if used.insert(nonce, exp).is_some() {
+    let recorded = used().lock().unwrap_or_else(|p| p.into_inner()).record(
+        nonce,
+        caller_of(call.identity),
+        until,
+        now,
+    );
+    match recorded {
+        Ok(()) => {}
+        Err(used::Refused::AlreadyUsed) => {
             return Err("requestState was already used: each can be used once");
+        }
+        Err(used::Refused::CallerOverShare) => {
+            return Err("too many of your questions are outstanding; call the tool again later");
         }
     }
     Ok(Opened {
@@ -286,6 +372,73 @@ mod tests {
         for junk in ["", "garbage!", "AAAA", "a.b"] {
             assert!(open(junk, &call(&a, "deploy", &args)).is_err());
         }
+    }
+
+    #[test]
+    fn states_name_their_key_and_open_during_a_rotation_window_only() {
+        let args = json!({});
+        let a = alice();
+        let (old, new) = ([1u8; 32], [2u8; 32]);
+        let ring = |keys: &[[u8; 32]]| Keyring::new(keys).unwrap();
+        let sealed = seal_with(
+            &ring(&[old]),
+            &call(&a, "t", &args),
+            json!(1),
+            Duration::from_secs(60),
+        )
+        .unwrap();
+        let raw = URL_SAFE_NO_PAD.decode(&sealed).unwrap();
+        assert_eq!(
+            raw[..KEY_ID_LEN],
+            key_id(&old),
+            "the key id travels in the state"
+        );
+        assert_ne!(key_id(&old), key_id(&new));
+        // Step 1 of a rotation: the new key accepted, the old one still sealing; step 2: the new
+        // one sealing, the old one accepted. A state sealed under the old key opens in both.
+        let seal_old = || {
+            seal_with(
+                &ring(&[old]),
+                &call(&a, "t", &args),
+                json!(1),
+                Duration::from_secs(60),
+            )
+            .unwrap()
+        };
+        for keys in [[old, new], [new, old]] {
+            let opened = open_with(&ring(&keys), &seal_old(), &call(&a, "t", &args));
+            assert!(opened.is_ok(), "{keys:?}");
+        }
+        // Step 3: the old key dropped.
+        assert_eq!(
+            open_with(&ring(&[new]), &sealed, &call(&a, "t", &args)).unwrap_err(),
+            BAD
+        );
+        // The new primary seals with its own id.
+        let resealed = seal_with(
+            &ring(&[new, old]),
+            &call(&a, "t", &args),
+            json!(1),
+            Duration::from_secs(60),
+        )
+        .unwrap();
+        assert_eq!(
+            URL_SAFE_NO_PAD.decode(resealed).unwrap()[..KEY_ID_LEN],
+            key_id(&new)
+        );
+        // A forged id naming no key, and a state sealed with a key nobody holds, are refused.
+        let stranger = seal_with(
+            &ring(&[[9u8; 32]]),
+            &call(&a, "t", &args),
+            json!(1),
+            Duration::from_secs(60),
+        )
+        .unwrap();
+        assert_eq!(
+            open_with(&ring(&[new, old]), &stranger, &call(&a, "t", &args)).unwrap_err(),
+            BAD
+        );
+        assert!(install_keys(&[]).is_none());
     }
 
     #[test]

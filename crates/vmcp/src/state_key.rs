@@ -1,80 +1,107 @@
-//! The key that seals composite tools' `requestState` for 2026-07-28 clients must be the same on
-//! every replica: the client's retry may land on any of them. It comes from `VMCP_STATE_KEY`
-//! (32 bytes, base64; from a Kubernetes Secret, say), else replicas sharing Redis agree on one
-//! there (the first replica's random key wins), else each process makes its own (one replica).
-
-use std::sync::Arc;
-use std::time::Duration;
+//! The keys that seal composite tools' `requestState` for 2026-07-28 clients. A client's retry may
+//! land on any replica, so replicas sharing sessions must hold the same keys; they come from the
+//! operator (`VMCP_STATE_KEY`, or a file such as a mounted Kubernetes Secret), never from Redis:
+//! whoever can read Redis must not be able to forge a state and skip a composite's questions.
+//! One replica without shared sessions makes its own key.
 
 use anyhow::{Context, bail};
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use vmcp_config::{Config, StepKind};
 
-/// The environment variable holding the key.
+/// The environment variable holding the keys.
 const ENV: &str = "VMCP_STATE_KEY";
+/// The environment variable naming a file that holds the keys.
+const FILE_ENV: &str = "VMCP_STATE_KEY_FILE";
+/// Most keys accepted at once: a rotation needs two.
+const MAX_KEYS: usize = 4;
 
-/// Installs the key from the environment, or starts agreeing on one through Redis.
+/// Installs the configured keys. With sessions shared through Redis, a config whose composite
+/// tools ask the client cannot run without them.
 ///
 /// # Errors
-/// `VMCP_STATE_KEY` is set but is not 32 bytes of base64.
-pub(crate) fn install(redis: Option<&Arc<vmcp_redis::Client>>, prefix: &str) -> anyhow::Result<()> {
-    if let Ok(text) = std::env::var(ENV) {
-        vmcp_core::install_request_state_key(&decode(&text)?);
-        tracing::info!("requestState key from {ENV}");
+/// The keys are malformed or unreadable, or shared sessions need keys and none are configured.
+pub(crate) fn install(config: &Config, shared_sessions: bool) -> anyhow::Result<()> {
+    let configured = match (std::env::var(ENV), std::env::var(FILE_ENV)) {
+        (Ok(_), Ok(_)) => bail!("set {ENV} or {FILE_ENV}, not both"),
+        (Ok(text), Err(_)) => Some((parse(&text)?, ENV.to_owned())),
+        (Err(_), Ok(path)) => {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {FILE_ENV} ({path})"))?;
+            Some((
+                parse(&text).with_context(|| format!("in {FILE_ENV} ({path})"))?,
+                format!("{FILE_ENV} ({path})"),
+            ))
+        }
+        (Err(_), Err(_)) => None,
+    };
+    if let Some((keys, source)) = configured {
+        let id = vmcp_core::install_request_state_keys(&keys).unwrap_or_default();
+        tracing::info!(
+            "requestState keys from {source}: sealing with key {id}, {} accepted",
+            keys.len()
+        );
         return Ok(());
     }
-    if let Some(client) = redis {
-        let (client, name) = (client.clone(), format!("{prefix}request-state-key"));
-        tokio::spawn(async move {
-            let mut warned = false;
-            loop {
-                match agree(&client, &name).await {
-                    Ok(key) => {
-                        vmcp_core::install_request_state_key(&key);
-                        tracing::info!(
-                            "requestState key shared with the other replicas through Redis"
-                        );
-                        return;
-                    }
-                    Err(e) if !warned => {
-                        warned = true;
-                        tracing::warn!(error = %e, "cannot agree on a requestState key through Redis yet; until then a composite tool's retry must reach the replica that asked");
-                    }
-                    Err(_) => {}
-                }
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        });
+    if !shared_sessions {
+        return Ok(());
     }
+    if let Some(tool) = asking_tool(config) {
+        bail!(
+            "sessionStorage: redis shares sessions between replicas, and composite tool {tool:?} asks the client (an elicitation step): every replica must hold the same requestState key, which vmcp never keeps in Redis. Set {ENV} to base64 of 32 random bytes (`head -c32 /dev/urandom | base64`) or {FILE_ENV} to a file holding it (a mounted Secret), the same on every replica"
+        );
+    }
+    tracing::info!(
+        "no {ENV}: a composite tool added later that asks a 2026-07-28 client will need its retry to reach the replica that asked"
+    );
     Ok(())
 }
 
+/// The first composite tool with an elicitation step, if any.
+fn asking_tool(config: &Config) -> Option<&str> {
+    config
+        .composite_tools
+        .iter()
+        .find(|t| {
+            t.steps
+                .iter()
+                .any(|s| s.kind == Some(StepKind::Elicitation))
+        })
+        .map(|t| t.name.as_str())
+}
+
+/// Keys separated by commas or new lines: the first seals, all open.
+fn parse(text: &str) -> anyhow::Result<Vec<[u8; 32]>> {
+    let keys = text
+        .split([',', '\n'])
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .enumerate()
+        .map(|(i, k)| decode(k).with_context(|| format!("key {}", i + 1)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if keys.is_empty() {
+        bail!("no key: expected base64 of 32 random bytes (`head -c32 /dev/urandom | base64`)");
+    }
+    if keys.len() > MAX_KEYS {
+        bail!(
+            "{} keys: at most {MAX_KEYS} (a rotation needs two: the sealing key first, then the one being retired)",
+            keys.len()
+        );
+    }
+    Ok(keys)
+}
+
 fn decode(text: &str) -> anyhow::Result<[u8; 32]> {
-    let text = text.trim();
     let bytes = URL_SAFE_NO_PAD
         .decode(text.trim_end_matches('='))
         .or_else(|_| STANDARD.decode(text))
-        .with_context(|| format!("{ENV} is not base64"))?;
+        .context("not base64")?;
     match <[u8; 32]>::try_from(bytes.as_slice()) {
         Ok(key) => Ok(key),
         Err(_) => bail!(
-            "{ENV} must be 32 bytes (base64 of `head -c32 /dev/urandom`), got {}",
+            "must be 32 bytes (base64 of `head -c32 /dev/urandom`), got {}",
             bytes.len()
         ),
-    }
-}
-
-/// Offers a random key (`SET NX`, no expiry) and takes whichever key Redis holds.
-async fn agree(client: &vmcp_redis::Client, name: &str) -> anyhow::Result<[u8; 32]> {
-    let mut fresh = [0u8; 32];
-    getrandom::fill(&mut fresh).context("no OS randomness")?;
-    let offer = URL_SAFE_NO_PAD.encode(fresh);
-    client
-        .call(&[b"SET", name.as_bytes(), offer.as_bytes(), b"NX"])
-        .await?;
-    match client.call(&[b"GET", name.as_bytes()]).await? {
-        vmcp_redis::Value::Data(d) => decode(&String::from_utf8_lossy(&d)),
-        other => bail!("unexpected reply for the shared key: {other:?}"),
     }
 }
 
@@ -83,16 +110,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_are_32_bytes_of_either_base64() {
-        let key = [7u8; 32];
-        assert_eq!(decode(&URL_SAFE_NO_PAD.encode(key)).unwrap(), key);
-        assert_eq!(decode(&STANDARD.encode(key)).unwrap(), key);
-        assert!(
-            decode("c2hvcnQ")
-                .unwrap_err()
-                .to_string()
-                .contains("32 bytes")
+    fn keys_are_32_bytes_of_either_base64_and_a_list_rotates() {
+        let (a, b) = ([7u8; 32], [8u8; 32]);
+        assert_eq!(parse(&URL_SAFE_NO_PAD.encode(a)).unwrap(), vec![a]);
+        assert_eq!(
+            parse(&format!("{}\n", STANDARD.encode(a))).unwrap(),
+            vec![a]
         );
-        assert!(decode("not base64 !").is_err());
+        let both = format!("{}, {}", STANDARD.encode(b), URL_SAFE_NO_PAD.encode(a));
+        assert_eq!(parse(&both).unwrap(), vec![b, a]);
+        let file = format!("{}\n{}\n", STANDARD.encode(b), STANDARD.encode(a));
+        assert_eq!(parse(&file).unwrap(), vec![b, a]);
+        let short = format!("{:#}", parse("c2hvcnQ").unwrap_err());
+        assert!(short.contains("32 bytes"), "{short}");
+        assert!(parse("not base64 !").is_err());
+        assert!(parse(" \n ,").is_err());
+        let five = vec![STANDARD.encode(a); 5].join(",");
+        assert!(format!("{:#}", parse(&five).unwrap_err()).contains("at most 4"));
     }
 }

@@ -210,9 +210,14 @@ fn config(redis: &str, conformance: &str, notes: &str, extra_backend: Option<&st
     )
 }
 
+/// The requestState keys every replica holds (what an operator's Secret would give them): the
+/// first seals, both open.
+const STATE_KEYS: &str =
+    "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=,AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=";
+
 fn start_replicas(yaml: &str, n: usize) -> Vec<Gateway> {
     (0..n)
-        .map(|_| Gateway::start_with(yaml, &["--watch"]))
+        .map(|_| Gateway::start_env(yaml, &["--watch"], &[("VMCP_STATE_KEY", STATE_KEYS)]))
         .collect()
 }
 
@@ -602,8 +607,9 @@ async fn an_rmcp_client_through_the_balancer() {
 }
 
 /// A composite tool asking a 2026-07-28 client: the question comes from one replica, the retry
-/// with the answer is served by another (replicas agree on the key that seals `requestState`
-/// through Redis), and a replay on a third is refused (its use is recorded in Redis).
+/// with the answer is served by another (replicas hold the same keys from `VMCP_STATE_KEY`), and a
+/// replay on a third is refused (its use is recorded in Redis). No key is ever kept in Redis, and a
+/// replica without a key refuses to start rather than seal states other replicas cannot open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_modern_clients_input_required_retry_works_on_any_replica_once() {
     let Some(redis) = RedisServer::start() else {
@@ -616,41 +622,75 @@ async fn a_modern_clients_input_required_retry_works_on_any_replica_once() {
         &notes,
         "compositeTools:\n  - name: greet_after_asking\n    description: Asks a name, then echoes a greeting\n    steps:\n      - id: ask\n        type: elicitation\n        message: \"Who is there?\"\n        schema: {type: object, properties: {name: {type: string}}, required: [name]}\n      - {id: greet, tool: notes.echo, dependsOn: [ask], arguments: {text: \"hello {{.steps.ask.output.content.name}}\"}}\n",
     );
+    let (status, stderr) = run_serve_briefly(&yaml);
+    assert!(
+        !status.success(),
+        "a replica without a key served: {stderr}"
+    );
+    assert!(
+        stderr.contains("VMCP_STATE_KEY") && stderr.contains("greet_after_asking"),
+        "{stderr}"
+    );
     let replicas = start_replicas(&yaml, 3);
     let on = |i: usize| ModernClient::with_caps(&replicas[i].url, json!({"elicitation": {}}));
     let call = json!({"name": "greet_after_asking", "arguments": {}});
-    // The replicas agree on the key in the background once Redis answers.
-    let mut first = on(0).ok("tools/call", call.clone()).await;
+    let first = on(0).ok("tools/call", call.clone()).await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
     let mut retry = call.clone();
     retry["inputResponses"] = json!({"ask": {"action": "accept", "content": {"name": "Ada"}}});
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let done = loop {
-        assert_eq!(first["resultType"], "input_required", "{first}");
-        retry["requestState"] = first["requestState"].clone();
-        let a = on(1).request("tools/call", retry.clone()).await;
-        if a.body.get("error").is_none() {
-            break a.body["result"].clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the retry never opened on another replica: {}",
-            a.text
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        first = on(0).ok("tools/call", call.clone()).await;
-    };
+    retry["requestState"] = first["requestState"].clone();
+    let done = on(1).ok("tools/call", retry.clone()).await;
     assert_eq!(done["structuredContent"]["text"], "hello Ada", "{done}");
-    // Replica 2 agrees on the key in its own time; a replay is refused either way, so ask
-    // until it can read the state and names the reason.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let replay = on(2).request("tools/call", retry.clone()).await;
-        if replay.text.contains("already used") {
-            break;
+    let replay = on(2).request("tools/call", retry.clone()).await;
+    assert!(replay.text.contains("already used"), "{}", replay.text);
+    // Redis holds the used state's record and nothing that could seal one.
+    let keys = redis.cli(&["--scan"]);
+    assert!(keys.contains("used-state:"), "{keys}");
+    assert!(!keys.contains("request-state-key"), "{keys}");
+    for key in keys.lines().filter(|k| !k.is_empty()) {
+        let value = redis.cli(&["GET", key]);
+        for secret in STATE_KEYS.split(',') {
+            assert!(
+                !value.contains(secret.trim_end_matches('=')),
+                "{key}: {value}"
+            );
         }
-        assert!(Instant::now() < deadline, "{}", replay.text);
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// `vmcp serve` on `yaml` without `VMCP_STATE_KEY`, for a config it should refuse before it
+/// listens; one still running after 30 s is killed (and counts as served).
+fn run_serve_briefly(yaml: &str) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let config = common::temp_path("yaml");
+    std::fs::write(&config, yaml).expect("write config");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vmcp"))
+        .args(["serve", "--port", "0", "--config"])
+        .arg(&config)
+        .env_remove("VMCP_STATE_KEY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn vmcp");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break child.wait().expect("wait");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    let _ = child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr);
+    let _ = std::fs::remove_file(&config);
+    (status, stderr)
 }
 
 /// Rate limits in Redis when Redis is down: let through and counted (ToolHive's fail open), or
