@@ -76,6 +76,7 @@ server:
   port: 4483
   sessionTtl: 30m
   maxSessions: 10000
+  maxSessionsPerIdentity: 100   # per issuer+subject; all anonymous callers count as one
   # Browser origins and Host headers allowed besides loopback ones:
   # allowedOrigins: ["https://app.example.com"]
   # allowedHosts: ["vmcp.internal:4483"]

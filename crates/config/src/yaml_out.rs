@@ -317,6 +317,11 @@ fn server(s: &ServerConfig) -> Value {
         .put_if(s.max_sessions != d.max_sessions, "maxSessions", || {
             num(s.max_sessions as u64)
         })
+        .put_if(
+            s.max_sessions_per_identity != d.max_sessions_per_identity,
+            "maxSessionsPerIdentity",
+            || num(s.max_sessions_per_identity as u64),
+        )
         .put_if(s.max_body_bytes != d.max_body_bytes, "maxBodyBytes", || {
             num(s.max_body_bytes as u64)
         })

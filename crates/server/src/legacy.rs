@@ -26,10 +26,9 @@ use crate::{
     audit, auth, conn_limits,
     dispatch::{self, Ctx},
     errors::Failure,
-    guard::Refusal,
     modern, observe, relay, replicas,
     reply::{self, Format},
-    session::{LOG_LEVELS, Session, short},
+    session::{self, LOG_LEVELS, Session, short},
     state::AppState,
     stream,
 };
@@ -305,9 +304,13 @@ async fn initialize(
         .cloned()
         .unwrap_or_else(|| json!({}));
     let subscribe = catalog.supports_subscribe();
-    let (session, evicted) = state
+    let (session, evicted) = match state
         .sessions
-        .create(version, capabilities, identity, catalog);
+        .create(version, capabilities, identity, catalog)
+    {
+        Ok(created) => created,
+        Err(refused) => return session_refused(format, id, &refused),
+    };
     open_session(state, &session, evicted);
     if let Err(refused) = replicas::created(state, &session).await {
         return refused;
@@ -332,6 +335,26 @@ async fn initialize(
     if let Ok(v) = HeaderValue::from_str(&session.id) {
         resp.headers_mut().insert(SESSION_HEADER, v);
     }
+    resp
+}
+
+/// The answer to an `initialize` the session caps refuse: 429 when the caller holds too many
+/// sessions, 503 when the replica is full of others' sessions, both with `Retry-After`.
+fn session_refused(format: Format, id: &Value, refused: &session::Refused) -> Response {
+    let status = match refused {
+        session::Refused::IdentityFull { .. } => StatusCode::TOO_MANY_REQUESTS,
+        session::Refused::StoreFull { .. } => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    let secs = session::Refused::RETRY_AFTER_SECS;
+    let failure = Failure {
+        status,
+        error: ErrorObject::new(codes::RATE_LIMITED, refused.message())
+            .with_data(json!({"retryAfterSeconds": secs})),
+    };
+    tracing::warn!("initialize refused: {}", refused.message());
+    let mut resp = reply::failure(format, id, &failure);
+    resp.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     resp
 }
 
@@ -646,10 +669,7 @@ fn modern_verb(headers: &HeaderMap) -> Option<Response> {
 
 fn guard(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
     state.options.origins.check(headers).map_err(|r| {
-        let what = match r {
-            Refusal::Host(h) => format!("Forbidden: Host {h:?} is not allowed"),
-            Refusal::Origin(o) => format!("Forbidden: Origin {o:?} is not allowed"),
-        };
+        let what = r.message();
         tracing::warn!("{what}");
         reply::refuse(StatusCode::FORBIDDEN, codes::INVALID_REQUEST, what)
     })

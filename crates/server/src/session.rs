@@ -1,7 +1,8 @@
-//! Legacy (session-based) client sessions: unguessable ids, a sliding TTL, an LRU cap, and the
-//! GET stream for server-to-client messages.
+//! Legacy (session-based) client sessions: unguessable ids, a sliding TTL, caps per identity and
+//! in all, and the GET stream for server-to-client messages.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -35,6 +36,8 @@ pub(crate) struct Session {
     /// What the client declared at initialize (gates server-to-client requests).
     pub(crate) client_capabilities: Arc<Value>,
     pub(crate) identity: Identity,
+    /// Who the session counts against for `maxSessionsPerIdentity`.
+    owner: Owner,
     catalog: Mutex<Arc<Catalog>>,
     log_level: AtomicU8,
     last_seen_ms: AtomicU64,
@@ -252,25 +255,117 @@ pub(crate) fn log_passes(params: Option<&Value>, min: usize) -> bool {
 
 /// All live sessions.
 pub struct SessionStore {
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    sessions: Mutex<Live>,
     pub(crate) ttl: Duration,
     max: usize,
+    max_per_identity: usize,
     epoch: Instant,
     clock: AtomicU64,
     request_tag: Arc<str>,
+    owners: std::collections::hash_map::RandomState,
+}
+
+/// A session's identity (issuer and subject) as a hash with a per-process seed: what the
+/// per-identity cap counts.
+type Owner = u64;
+
+/// The live sessions, with how many each identity holds.
+#[derive(Default)]
+struct Live {
+    by_id: HashMap<String, Arc<Session>>,
+    per_owner: HashMap<Owner, usize>,
+}
+
+impl std::ops::Deref for Live {
+    type Target = HashMap<String, Arc<Session>>;
+    fn deref(&self) -> &Self::Target {
+        &self.by_id
+    }
+}
+
+impl Live {
+    fn insert(&mut self, session: Arc<Session>) {
+        *self.per_owner.entry(session.owner).or_default() += 1;
+        if let Some(old) = self.by_id.insert(session.id.clone(), session) {
+            self.forget_owner(old.owner);
+        }
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Arc<Session>> {
+        let s = self.by_id.remove(id)?;
+        self.forget_owner(s.owner);
+        Some(s)
+    }
+
+    fn forget_owner(&mut self, owner: Owner) {
+        if let Some(n) = self.per_owner.get_mut(&owner) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_owner.remove(&owner);
+            }
+        }
+    }
+
+    fn held_by(&self, owner: Owner) -> usize {
+        self.per_owner.get(&owner).copied().unwrap_or(0)
+    }
+
+    /// The least recently used session, of `owner` only when given.
+    fn least_recent(&self, owner: Option<Owner>) -> Option<String> {
+        self.by_id
+            .values()
+            .filter(|s| owner.is_none_or(|o| s.owner == o))
+            .min_by_key(|s| s.last_touch.load(Ordering::Relaxed))
+            .map(|s| s.id.clone())
+    }
+}
+
+/// Why a new session was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The caller already holds `maxSessionsPerIdentity` sessions.
+    IdentityFull { cap: usize },
+    /// The replica holds `maxSessions`, none of them the caller's.
+    StoreFull { cap: usize },
+}
+
+impl Refused {
+    /// How long to wait before trying again, in seconds.
+    pub(crate) const RETRY_AFTER_SECS: u64 = 10;
+
+    /// The refusal in words for the client.
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Self::IdentityFull { cap } => format!(
+                "too many sessions: this identity holds {cap}, the most allowed (server.maxSessionsPerIdentity); end one with DELETE or retry after one expires"
+            ),
+            Self::StoreFull { cap } => format!(
+                "the gateway holds {cap} sessions, the most allowed (server.maxSessions); retry later"
+            ),
+        }
+    }
 }
 
 impl SessionStore {
-    /// A store whose sessions expire after `ttl` without a request and which holds at most `max`.
-    pub fn new(ttl: Duration, max: usize) -> Self {
+    /// A store whose sessions expire after `ttl` without a request and which holds at most `max`,
+    /// at most `max_per_identity` of them opened by one identity.
+    pub fn new(ttl: Duration, max: usize, max_per_identity: usize) -> Self {
         Self {
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(Live::default()),
             ttl,
             max: max.max(1),
+            max_per_identity: max_per_identity.max(1),
             epoch: Instant::now(),
             clock: AtomicU64::new(0),
             request_tag: Arc::from("vmcp-"),
+            owners: std::collections::hash_map::RandomState::new(),
         }
+    }
+
+    fn owner_of(&self, identity: &Identity) -> Owner {
+        let mut h = self.owners.build_hasher();
+        identity.binding().hash(&mut h);
+        h.finish()
     }
 
     /// Server-to-client request ids of this store's sessions carry `replica`'s id.
@@ -282,7 +377,7 @@ impl SessionStore {
         self.epoch.elapsed().as_millis() as u64
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Live> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -296,21 +391,39 @@ impl SessionStore {
         self.len() == 0
     }
 
-    /// Creates a session; returns it and the session evicted to make room, if any.
+    /// Creates a session; returns it and the caller's own session evicted to make room, if any.
+    /// Nobody else's session is ended for it: an identity at its cap, or a full store holding
+    /// none of the caller's sessions, refuses.
+    ///
+    /// # Errors
+    /// The caller's identity is at its cap, or the store is full of others' sessions.
     pub(crate) fn create(
         &self,
         protocol_version: &'static str,
         client_capabilities: Value,
         identity: Identity,
         catalog: Arc<Catalog>,
-    ) -> (Arc<Session>, Option<Arc<Session>>) {
-        self.insert(
+    ) -> Result<(Arc<Session>, Option<Arc<Session>>), Refused> {
+        let owner = self.owner_of(&identity);
+        {
+            let map = self.lock();
+            if map.held_by(owner) >= self.max_per_identity {
+                return Err(Refused::IdentityFull {
+                    cap: self.max_per_identity,
+                });
+            }
+            if map.len() >= self.max && map.held_by(owner) == 0 {
+                return Err(Refused::StoreFull { cap: self.max });
+            }
+        }
+        Ok(self.insert(
             new_session_id(),
             protocol_version,
             client_capabilities,
             identity,
             catalog,
-        )
+            Some(owner),
+        ))
     }
 
     /// This replica's copy of a session another replica created (shared sessions); if a
@@ -326,12 +439,15 @@ impl SessionStore {
         if let Some(s) = self.get_any(id) {
             return (s, None, false);
         }
+        // A copy of a session the shared store holds: making room may drop anyone's copy, which
+        // is adopted again from the store at its next request.
         let (s, evicted) = self.insert(
             id.to_owned(),
             protocol_version,
             client_capabilities,
             identity,
             catalog,
+            None,
         );
         (s, evicted, true)
     }
@@ -343,7 +459,9 @@ impl SessionStore {
         client_capabilities: Value,
         identity: Identity,
         catalog: Arc<Catalog>,
+        evict_only: Option<Owner>,
     ) -> (Arc<Session>, Option<Arc<Session>>) {
+        let owner = evict_only.unwrap_or_else(|| self.owner_of(&identity));
         let now = self.now_ms();
         let touch = self.clock.fetch_add(1, Ordering::Relaxed);
         let mut map = self.lock();
@@ -356,6 +474,7 @@ impl SessionStore {
             protocol_version,
             client_capabilities: Arc::new(client_capabilities),
             identity,
+            owner,
             catalog: Mutex::new(catalog),
             log_level: AtomicU8::new(1),
             last_seen_ms: AtomicU64::new(now),
@@ -369,15 +488,11 @@ impl SessionStore {
             sink: Mutex::new(None),
         });
         let evicted = if map.len() >= self.max {
-            let lru = map
-                .values()
-                .min_by_key(|s| s.last_touch.load(Ordering::Relaxed))
-                .map(|s| s.id.clone());
-            lru.and_then(|id| map.remove(&id))
+            map.least_recent(evict_only).and_then(|id| map.remove(&id))
         } else {
             None
         };
-        map.insert(session.id.clone(), session.clone());
+        map.insert(session.clone());
         vmcp_telemetry::session_opened();
         (session, evicted)
     }
@@ -513,16 +628,75 @@ mod tests {
     use super::*;
 
     fn store(ttl_ms: u64, max: usize) -> SessionStore {
-        SessionStore::new(Duration::from_millis(ttl_ms), max)
+        SessionStore::new(Duration::from_millis(ttl_ms), max, 100)
     }
 
     fn create(s: &SessionStore) -> (Arc<Session>, Option<Arc<Session>>) {
+        create_as(s, Identity::anonymous()).unwrap()
+    }
+
+    fn create_as(
+        s: &SessionStore,
+        identity: Identity,
+    ) -> Result<(Arc<Session>, Option<Arc<Session>>), Refused> {
         s.create(
             "2025-11-25",
             Value::Null,
-            Identity::anonymous(),
+            identity,
             Arc::new(Catalog::default()),
         )
+    }
+
+    fn user(sub: &str) -> Identity {
+        Identity {
+            subject: Some(sub.into()),
+            issuer: Some("https://idp".into()),
+            ..Identity::anonymous()
+        }
+    }
+
+    #[test]
+    fn an_identity_at_its_cap_is_refused_and_ends_nobody_elses_session() {
+        let s = SessionStore::new(Duration::from_secs(60), 5, 2);
+        let (bob, _) = create_as(&s, user("bob")).unwrap();
+        create_as(&s, user("mallory")).unwrap();
+        create_as(&s, user("mallory")).unwrap();
+        assert_eq!(
+            create_as(&s, user("mallory")).err(),
+            Some(Refused::IdentityFull { cap: 2 })
+        );
+        assert!(s.get(&bob.id).is_some());
+        // Another issuer with the same subject is another identity.
+        let other_idp = Identity {
+            issuer: Some("https://other".into()),
+            ..user("mallory")
+        };
+        assert!(create_as(&s, other_idp).is_ok());
+        // Ending a session frees a place in its identity's share.
+        let (alice, _) = create_as(&s, user("alice")).unwrap();
+        assert_eq!(s.len(), 5);
+        s.remove(&alice.id);
+        assert!(create_as(&s, user("alice")).is_ok());
+    }
+
+    #[test]
+    fn a_full_store_ends_only_the_callers_own_session_or_refuses() {
+        let s = SessionStore::new(Duration::from_secs(60), 3, 10);
+        let (bob, _) = create_as(&s, user("bob")).unwrap();
+        let (m1, _) = create_as(&s, user("mallory")).unwrap();
+        let (m2, _) = create_as(&s, user("mallory")).unwrap();
+        assert!(s.get(&m1.id).is_some()); // m2 is now mallory's least recent
+        assert_eq!(
+            create_as(&s, user("carol")).err(),
+            Some(Refused::StoreFull { cap: 3 })
+        );
+        let (_m3, evicted) = create_as(&s, user("mallory")).unwrap();
+        assert_eq!(evicted.map(|e| e.id.clone()), Some(m2.id.clone()));
+        assert!(
+            s.get(&bob.id).is_some(),
+            "bob's session is not mallory's to end"
+        );
+        assert_eq!(s.len(), 3);
     }
 
     #[test]

@@ -88,17 +88,17 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// New state; sessions expire after `session_ttl` idle and are capped at `max_sessions`
-    /// (on this replica). With `redis`, sessions live in Redis under `key_prefix` and any replica
+    /// New state; sessions expire after `session_ttl` idle and are capped at `max_sessions`,
+    /// `max_sessions_per_identity` of them one identity's (on this replica). With `redis`, sessions live in Redis under `key_prefix` and any replica
     /// serves any of them.
     pub fn new(
         gateway: Arc<Gateway>,
         options: ServerOptions,
         session_ttl: Duration,
-        max_sessions: usize,
+        (max_sessions, max_sessions_per_identity): (usize, usize),
         redis: Option<(Arc<vmcp_redis::Client>, Option<String>)>,
     ) -> Arc<Self> {
-        let mut sessions = SessionStore::new(session_ttl, max_sessions);
+        let mut sessions = SessionStore::new(session_ttl, max_sessions, max_sessions_per_identity);
         let (shared, bus) = match redis {
             Some((client, prefix)) => {
                 let (shared, bus) = SharedSessions::start(client, prefix.as_deref(), session_ttl);

@@ -40,6 +40,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let auth = assemble::authenticator(&config)?;
     // Policies that do not load stop serve before any backend starts.
     let authorizer = crate::authz::authorizer(&config)?;
+    let shared_sessions = config
+        .session_storage
+        .as_ref()
+        .is_some_and(|s| s.provider == vmcp_config::SessionProvider::Redis);
+    crate::state_key::install(&config, shared_sessions)?;
     if !auth.requires_token() && !loopback && !config.server.allow_anonymous_on_network {
         bail!(
             "refusing to serve unauthenticated clients (incomingAuth.type: {}) on {host}, which is not a loopback address: configure incomingAuth.type: oidc, or set server.allowAnonymousOnNetwork: true if this is really intended",
@@ -62,8 +67,6 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let backends = assemble::backends(&config, &serving)?;
     let auditor = crate::audit::auditor(&config, &backends)?;
     let redis = assemble::redis(&config);
-    let key_prefix = assemble::key_prefix(&config);
-    crate::state_key::install(redis.as_ref(), &key_prefix)?;
     let mut options = assemble::gateway_options(&config, redis.as_ref())?;
     if let Some(authorizer) = authorizer {
         options.authorizer = Arc::new(authorizer);
@@ -108,8 +111,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         gateway.clone(),
         options,
         session_ttl,
-        config.server.max_sessions,
-        redis.clone().map(|client| (client, Some(key_prefix))),
+        (
+            config.server.max_sessions,
+            config.server.max_sessions_per_identity,
+        ),
+        redis
+            .clone()
+            .map(|client| (client, Some(assemble::key_prefix(&config)))),
     );
     if let Some(client) = &redis {
         check_redis(client).await;

@@ -161,6 +161,38 @@ async fn sessions_expire_after_the_ttl() {
     assert_eq!(c.post_raw(c.session.clone(), ping).await.status, 404);
 }
 
+/// One identity (here every anonymous caller) past `maxSessionsPerIdentity` is refused with 429
+/// and a retry hint; its sessions and anyone else's stay.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_identity_past_its_session_cap_is_refused_with_429() {
+    let yaml = format!("{}server:\n  maxSessionsPerIdentity: 2\n", one_backend());
+    let gw = Gateway::start(&yaml);
+    let a = Client::connect(&gw.url).await;
+    let b = Client::connect(&gw.url).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "third", "version": "1"}}});
+    let third = a.post_raw(None, init).await;
+    assert_eq!(third.status, 429, "{}", third.text);
+    assert_eq!(third.headers["retry-after"], "10");
+    assert!(third.headers.get("mcp-session-id").is_none());
+    assert!(
+        third.text.contains("maxSessionsPerIdentity"),
+        "{}",
+        third.text
+    );
+    assert_eq!(third.body["error"]["data"]["retryAfterSeconds"], 10);
+    let ping = json!({"jsonrpc":"2.0","id":2,"method":"ping"});
+    for c in [&a, &b] {
+        assert_eq!(
+            c.post_raw(c.session.clone(), ping.clone()).await.status,
+            200
+        );
+    }
+    assert_eq!(b.delete().await, 200);
+    let _again = Client::connect(&gw.url).await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn session_cap_evicts_least_recently_used() {
     let yaml = format!("{}server:\n  maxSessions: 2\n", one_backend());

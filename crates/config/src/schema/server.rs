@@ -45,6 +45,10 @@ pub struct ServerConfig {
     pub session_ttl: Duration,
     /// `maxSessions`: live client sessions at most (default 10000).
     pub max_sessions: usize,
+    /// `maxSessionsPerIdentity`: live client sessions one identity (issuer and subject; all
+    /// anonymous callers are one) may open on a replica (default 100). Past it, `initialize`
+    /// is refused with 429 rather than ending anyone's session.
+    pub max_sessions_per_identity: usize,
     /// `maxBodyBytes`: largest accepted request body (default 4 MiB).
     pub max_body_bytes: usize,
     /// `allowedOrigins`: browser origins accepted besides loopback ones,
@@ -90,6 +94,7 @@ impl Default for ServerConfig {
             port: 4483,
             session_ttl: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
+            max_sessions_per_identity: 100,
             max_body_bytes: 4 * 1024 * 1024,
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
@@ -116,6 +121,9 @@ pub(crate) fn decode_server(v: &Value, path: &KeyPath, issues: &Issues) -> Serve
         port: f.uint("port").unwrap_or(d.port),
         session_ttl: f.duration("sessionTtl").unwrap_or(d.session_ttl),
         max_sessions: f.uint("maxSessions").unwrap_or(d.max_sessions),
+        max_sessions_per_identity: f
+            .uint("maxSessionsPerIdentity")
+            .unwrap_or(d.max_sessions_per_identity),
         max_body_bytes: f.uint("maxBodyBytes").unwrap_or(d.max_body_bytes),
         allowed_origins: f.strings("allowedOrigins"),
         allowed_hosts: f.strings("allowedHosts"),

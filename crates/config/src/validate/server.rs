@@ -32,6 +32,7 @@ pub(super) fn check(s: &ServerConfig, path: &KeyPath, issues: &Issues) {
     }
     let counts = [
         ("maxSessions", s.max_sessions),
+        ("maxSessionsPerIdentity", s.max_sessions_per_identity),
         ("maxBodyBytes", s.max_body_bytes),
         ("maxPerSessionProcesses", s.max_per_session_processes),
     ];
