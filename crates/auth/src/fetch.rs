@@ -10,6 +10,8 @@ use std::time::Duration;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Client, Url};
 
+use crate::url_redact::redact_url;
+
 /// Per request, connection included, unless the policy says otherwise.
 const TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest answer read.
@@ -150,19 +152,20 @@ impl Fetcher {
     /// # Errors
     /// [`FetchError::Refused`] naming the rule.
     pub fn check(&self, url: &str) -> Result<Url, FetchError> {
-        let parsed = Url::parse(url)
-            .map_err(|e| FetchError::Refused(format!("{url:?} is not a URL: {e}")))?;
+        let parsed = Url::parse(url).map_err(|e| FetchError::Refused(format!("not a URL: {e}")))?;
         match parsed.scheme() {
             "https" => {}
             "http" if self.policy.allow_http => {}
             "http" => {
                 return Err(FetchError::Refused(format!(
-                    "{url} is not HTTPS (set insecureAllowHttp to allow it)"
+                    "{} is not HTTPS (set insecureAllowHttp to allow it)",
+                    redact_url(url)
                 )));
             }
             other => {
                 return Err(FetchError::Refused(format!(
-                    "{url}: scheme {other} not allowed"
+                    "{}: scheme {other} not allowed",
+                    redact_url(url)
                 )));
             }
         }
@@ -176,14 +179,20 @@ impl Fetcher {
             Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
             Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
             Some(url::Host::Domain(_)) => None,
-            None => return Err(FetchError::Refused(format!("{url} has no host"))),
+            None => {
+                return Err(FetchError::Refused(format!(
+                    "{} has no host",
+                    redact_url(url)
+                )));
+            }
         };
         if let Some(ip) = literal
             && !self.policy.allow_private
             && !is_public(ip)
         {
             return Err(FetchError::Refused(format!(
-                "{url} is a private or loopback address (set the config's AllowPrivateIp key to allow it)"
+                "{} is a private or loopback address (set the config's AllowPrivateIp key to allow it)",
+                redact_url(url)
             )));
         }
         Ok(parsed)
@@ -226,18 +235,23 @@ impl Fetcher {
             // RFC 6749 section 2.3.1: both parts form-encoded before Basic.
             req = req.basic_auth(form_component(id), Some(form_component(secret)));
         }
-        let resp = req.send().await.map_err(|e| failed(url, &e))?;
+        let resp = req.send().await.map_err(|e| failed(url, e))?;
+        if resp.status().is_redirection() {
+            return Err(redirected(url, &resp));
+        }
         let status = resp.status().as_u16();
         Ok((status, body(url, resp).await?))
     }
 }
 
-fn failed(url: &str, e: &reqwest::Error) -> FetchError {
+fn failed(url: &str, e: reqwest::Error) -> FetchError {
     let why = if e.is_timeout() {
         "timed out".to_string()
     } else {
+        // reqwest's text names the whole URL; this one names its redacted form, once.
+        let e = e.without_url();
         let mut s = e.to_string();
-        let mut src = std::error::Error::source(e);
+        let mut src = std::error::Error::source(&e);
         while let Some(cause) = src {
             s.push_str(": ");
             s.push_str(&cause.to_string());
@@ -245,21 +259,35 @@ fn failed(url: &str, e: &reqwest::Error) -> FetchError {
         }
         s
     };
-    FetchError::Failed(format!("{}: {why}", strip_query(url)))
+    FetchError::Failed(format!("{}: {why}", redact_url(url)))
 }
 
-/// The URL without its query (which could carry something sensitive).
-fn strip_query(url: &str) -> &str {
-    url.split(['?', '#']).next().unwrap_or(url)
+/// A redirect, refused: following it could carry a client secret or a token to another host
+/// (the client never follows one; this names where it pointed).
+fn redirected(url: &str, resp: &reqwest::Response) -> FetchError {
+    let to = resp
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|l| l.to_str().ok())
+        .and_then(|l| resp.url().join(l).ok())
+        .map_or_else(|| "no usable Location".to_string(), redact_url);
+    FetchError::Failed(format!(
+        "{} answered HTTP {} redirecting to {to}; redirects are not followed",
+        redact_url(url),
+        resp.status()
+    ))
 }
 
 async fn read(url: &str, resp: reqwest::Result<reqwest::Response>) -> Result<Vec<u8>, FetchError> {
-    let resp = resp.map_err(|e| failed(url, &e))?;
+    let resp = resp.map_err(|e| failed(url, e))?;
     let status = resp.status();
+    if status.is_redirection() {
+        return Err(redirected(url, &resp));
+    }
     if !status.is_success() {
         return Err(FetchError::Failed(format!(
             "{} answered HTTP {status}",
-            strip_query(url)
+            redact_url(url)
         )));
     }
     body(url, resp).await
@@ -267,11 +295,11 @@ async fn read(url: &str, resp: reqwest::Result<reqwest::Response>) -> Result<Vec
 
 async fn body(url: &str, mut resp: reqwest::Response) -> Result<Vec<u8>, FetchError> {
     let mut out = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| failed(url, &e))? {
+    while let Some(chunk) = resp.chunk().await.map_err(|e| failed(url, e))? {
         if out.len() + chunk.len() > MAX_ANSWER {
             return Err(FetchError::Failed(format!(
                 "{}: answer larger than {MAX_ANSWER} bytes",
-                strip_query(url)
+                redact_url(url)
             )));
         }
         out.extend_from_slice(&chunk);

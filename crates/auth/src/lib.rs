@@ -14,6 +14,7 @@ mod oidc;
 mod outgoing;
 mod secret;
 mod strategy;
+mod url_redact;
 #[cfg(test)]
 mod test_keys;
 
@@ -25,3 +26,4 @@ pub use oidc::{OidcSettings, OidcValidator};
 pub use outgoing::{ExchangeSettings, OutgoingAuth, TokenExchange, subject_token_type};
 pub use secret::Secret;
 pub use strategy::outgoing_auth;
+pub use url_redact::{UrlSecrets, redact_url};
