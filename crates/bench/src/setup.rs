@@ -44,6 +44,8 @@ pub(crate) fn gateway_config(backends: &[Backend<'_>]) -> String {
             }
         }
     }
+    // The benchmark opens thousands of sessions as one (anonymous) identity.
+    yaml.push_str("server:\n  maxSessionsPerIdentity: 1000000\n");
     yaml
 }
 

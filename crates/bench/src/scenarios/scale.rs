@@ -408,7 +408,7 @@ async fn descriptors(env: &Env, s: &Settings, store: &Aux) -> anyhow::Result<(St
         .map(|(f, name)| Backend::Http { name, url: &f.url })
         .collect();
     let config = format!(
-        "{}sessionStorage:\n  provider: redis\n  address: \"127.0.0.1:{}\"\nserver:\n  maxSessions: 20000\n",
+        "{}  maxSessions: 20000\nsessionStorage:\n  provider: redis\n  address: \"127.0.0.1:{}\"\n",
         gateway_config(&backends),
         store.port
     );
