@@ -1,16 +1,24 @@
 //! The gateway's own HTTP requests to identity providers and token endpoints (discovery, JWKS,
 //! introspection, token exchange), guarded against server-side request forgery: HTTPS only unless
-//! `insecureAllowHttp`, no private, loopback or link-local address unless allowed (checked on the
-//! literal host and on every address a name resolves to), no redirects, bounded time and size.
+//! `insecureAllowHttp`; only globally reachable addresses (the IANA special-purpose registries, see
+//! `address`) unless private ones are allowed, checked on the literal host and, by the resolver, on
+//! every address a name resolves to, which are the only addresses reqwest connects to; no proxy
+//! (one would resolve and connect on our behalf, past the check); no redirects; bounded time and
+//! size.
 
-use std::net::{IpAddr, SocketAddr};
+mod address;
+mod registry;
+mod resolve;
+
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Client, Url};
 
 use crate::url_redact::redact_url;
+
+use resolve::{GuardedResolver, Lookup};
 
 /// Per request, connection included, unless the policy says otherwise.
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -57,67 +65,16 @@ impl std::fmt::Debug for Fetcher {
     }
 }
 
-/// Resolves names, then drops the addresses policy forbids.
-struct GuardedResolver {
-    allow_private: bool,
-}
-
-impl Resolve for GuardedResolver {
-    fn resolve(&self, name: Name) -> Resolving {
-        let allow_private = self.allow_private;
-        let host = name.as_str().to_string();
-        Box::pin(async move {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .filter(|a| allow_private || is_public(a.ip()))
-                .collect();
-            if addrs.is_empty() {
-                return Err(format!(
-                    "{host} resolves only to private or loopback addresses (set the config's AllowPrivateIp key to allow them)"
-                )
-                .into());
-            }
-            Ok(Box::new(addrs.into_iter()) as Addrs)
-        })
-    }
-}
-
-/// Whether `ip` is on the public internet (not private, loopback, link-local, unspecified,
-/// shared, documentation, multicast, or an IPv6 form of one of those).
-pub(crate) fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            !(v4.is_private()
-                || v4.is_loopback()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || o[0] == 0
-                || (o[0] == 100 && (64..128).contains(&o[1])))
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let s = v6.segments();
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (s[0] & 0xfe00) == 0xfc00
-                || (s[0] & 0xffc0) == 0xfe80)
-        }
-    }
-}
-
 impl Fetcher {
     /// A client following `policy`.
     ///
     /// # Errors
     /// When the CA bundle is not PEM, or the TLS stack cannot start.
     pub fn new(policy: FetchPolicy) -> Result<Self, FetchError> {
+        Self::with_lookup(policy, Lookup::System)
+    }
+
+    fn with_lookup(policy: FetchPolicy, lookup: Lookup) -> Result<Self, FetchError> {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let timeout = policy.timeout.unwrap_or(TIMEOUT);
         let mut builder = Client::builder()
@@ -125,8 +82,12 @@ impl Fetcher {
             .connect_timeout(timeout)
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("vmcp/", env!("CARGO_PKG_VERSION")))
+            // HTTPS_PROXY and friends would send the request through a proxy that resolves and
+            // connects for us, past the resolver's check; there is no setting for a proxy.
+            .no_proxy()
             .dns_resolver(Arc::new(GuardedResolver {
                 allow_private: policy.allow_private,
+                lookup,
             }));
         if let Some(pem) = &policy.ca_bundle_pem {
             let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
@@ -186,12 +147,13 @@ impl Fetcher {
                 )));
             }
         };
+        // reqwest connects to a literal without asking the resolver, so it is judged here.
         if let Some(ip) = literal
             && !self.policy.allow_private
-            && !is_public(ip)
+            && let Some(why) = address::refusal(ip)
         {
             return Err(FetchError::Refused(format!(
-                "{} is a private or loopback address (set the config's AllowPrivateIp key to allow it)",
+                "{} is a non-public address ({why}; set the config's AllowPrivateIp key to allow it)",
                 redact_url(url)
             )));
         }
@@ -343,31 +305,6 @@ mod tests {
     }
 
     #[test]
-    fn private_and_special_addresses_are_not_public() {
-        for ip in [
-            "10.0.0.1",
-            "172.16.3.4",
-            "192.168.1.1",
-            "127.0.0.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "::1",
-            "fe80::1",
-            "fc00::1",
-            "::ffff:127.0.0.1",
-            "::ffff:10.1.2.3",
-            "224.0.0.1",
-            "192.0.2.1",
-        ] {
-            assert!(!is_public(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.8.8"] {
-            assert!(is_public(ip.parse().unwrap()), "{ip}");
-        }
-    }
-
-    #[test]
     fn urls_are_checked_against_the_policy() {
         let strict = fetcher(false, false);
         assert!(strict.check("https://idp.example.com/jwks").is_ok());
@@ -385,11 +322,44 @@ mod tests {
         assert!(lax.check("http://127.0.0.1:8080/jwks").is_ok());
     }
 
+    #[test]
+    fn literal_addresses_outside_the_old_filter_are_refused() {
+        // reqwest connects to literals without asking the resolver: check() is their only guard.
+        let strict = fetcher(false, false);
+        for url in [
+            "https://198.18.0.1/jwks",
+            "https://240.0.0.1/jwks",
+            "https://192.0.0.1/jwks",
+            "https://[64:ff9b::a9fe:a9fe]/jwks",
+            "https://[64:ff9b:1::808:808]/jwks",
+            "https://[::127.0.0.1]/jwks",
+            "https://[2002:a9fe:a9fe::1]/jwks",
+            "https://[2001:0:808:808::80ff:fffe]/jwks",
+            "https://[3fff::1]/jwks",
+        ] {
+            let e = strict.check(url).unwrap_err();
+            assert!(e.to_string().contains("AllowPrivateIp"), "{url}: {e}");
+        }
+        let e = strict
+            .check("https://198.18.0.1/jwks?key=s3cr3t")
+            .unwrap_err();
+        assert!(!e.to_string().contains("s3cr3t"), "{e}");
+        for url in ["https://8.8.8.8/jwks", "https://[64:ff9b::808:808]/jwks"] {
+            assert!(strict.check(url).is_ok(), "{url}");
+        }
+        assert!(
+            fetcher(false, true)
+                .check("https://198.18.0.1/jwks")
+                .is_ok()
+        );
+    }
+
     #[tokio::test]
     async fn a_name_resolving_to_loopback_is_refused_unless_allowed() {
         let strict = fetcher(true, false);
         let e = strict.get("http://localhost:9/nothing").await.unwrap_err();
-        assert!(e.to_string().contains("private or loopback"), "{e}");
+        assert!(e.to_string().contains("non-public"), "{e}");
+        assert!(e.to_string().contains("Loopback"), "{e}");
     }
 
     /// An HTTPS server on loopback with the test certificate of tests/tls (a private CA).
