@@ -1,16 +1,15 @@
 //! OpenID Connect bearer tokens: JWTs verified against the issuer's key set (found by discovery
-//! or configured), and opaque tokens checked by RFC 7662 introspection.
+//! or configured, kept current by [`keys`]), and opaque tokens checked by RFC 7662 introspection.
 //!
-//! Keys are cached. A token signed with a key the cache does not have triggers one refresh, at
-//! most once per [`MIN_REFRESH`] (a stream of made-up `kid`s cannot make the gateway hammer the
-//! identity provider); the set is also refreshed when older than [`MAX_KEY_AGE`]. One refresh runs
-//! at a time; other requests use the keys they have meanwhile. A validated token (signature and
-//! claims, or an introspection answer) is remembered by its hash for at most [`VALIDATED_TTL`]
-//! and never past its expiry, so a client's next request costs a hash, not a signature check
-//! (31-74 µs) or an introspection round trip; a revoked key or token is honoured within that TTL.
+//! A validated token (signature and claims, or an introspection answer) is remembered by its hash
+//! for at most [`VALIDATED_TTL`] and never past its expiry, so a client's next request costs a
+//! hash, not a signature check (31-74 µs) or an introspection round trip; a revoked token is
+//! honoured within that TTL. A JWT is remembered only while the key set it was verified with is
+//! current: a fetched set that differs, or keys past `jwksMaxStale`, send it through verification
+//! again, so a key removed by the provider stops working at the next fetch, not a TTL later.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
@@ -18,13 +17,13 @@ use serde_json::{Map, Value};
 use crate::error::AuthError;
 use crate::fetch::{FetchPolicy, Fetcher};
 use crate::identity::Identity;
-use crate::jose::{self, JoseError, KeySet};
+use crate::jose::{self, JoseError};
 use crate::secret::Secret;
 
-/// Least time between two key-set fetches caused by unknown key ids.
-pub(crate) const MIN_REFRESH: Duration = Duration::from_secs(10);
-/// Key sets older than this are fetched again.
-pub(crate) const MAX_KEY_AGE: Duration = Duration::from_secs(15 * 60);
+mod keys;
+
+use keys::{DEFAULT_MAX_STALE, KeyCache};
+
 /// Longest an introspection answer is reused.
 pub(crate) const VALIDATED_TTL: Duration = Duration::from_secs(60);
 /// Most introspection answers kept.
@@ -51,22 +50,21 @@ pub struct OidcSettings {
     pub require_scopes: bool,
     /// Who the gateway may fetch from.
     pub fetch: FetchPolicy,
+    /// `jwksMaxStale` (ours): how long the cached keys stay usable while the key set cannot be
+    /// fetched (None: one hour); past it every token is refused.
+    pub jwks_max_stale: Option<Duration>,
 }
 
-struct Keys {
-    set: Arc<KeySet>,
-    fetched: Option<Instant>,
-    jwks_url: Option<String>,
-    last_attempt: Option<Instant>,
-}
+/// A validated token's identity, when it was validated, and (for a JWT) the key-set generation
+/// that verified it.
+type Remembered = (Identity, Instant, Option<u64>);
 
 /// Validates bearer tokens for one issuer.
 pub struct OidcValidator {
     settings: OidcSettings,
     fetcher: Fetcher,
-    keys: RwLock<Keys>,
-    refreshing: tokio::sync::Mutex<()>,
-    validated: Mutex<HashMap<[u8; 32], (Identity, Instant)>>,
+    keys: KeyCache,
+    validated: Mutex<HashMap<[u8; 32], Remembered>>,
 }
 
 impl std::fmt::Debug for OidcValidator {
@@ -107,15 +105,14 @@ impl OidcValidator {
                 .map_err(|e| AuthError::Config(format!("issuer: {e}")))?;
         }
         Ok(Self {
-            keys: RwLock::new(Keys {
-                set: Arc::new(KeySet::default()),
-                fetched: None,
-                jwks_url: settings.jwks_url.clone(),
-                last_attempt: None,
-            }),
+            keys: KeyCache::new(
+                settings.issuer.clone(),
+                settings.jwks_url.clone(),
+                settings.jwks_max_stale.unwrap_or(DEFAULT_MAX_STALE),
+                fetcher.clone(),
+            ),
             settings,
             fetcher,
-            refreshing: tokio::sync::Mutex::new(()),
             validated: Mutex::new(HashMap::new()),
         })
     }
@@ -135,18 +132,24 @@ impl OidcValidator {
         let identity = match self.remembered(&key) {
             Some(identity) => identity,
             None => {
-                let identity = match jose::parse(token) {
+                let (identity, generation) = match jose::parse(token) {
                     Ok(jwt) => {
-                        let claims = self.verify(&jwt).await?;
+                        let keys = self.keys.for_kid(jwt.kid.as_deref()).await?;
+                        let claims = jwt
+                            .verify(&keys.set)
+                            .map_err(|e| AuthError::InvalidToken(e.to_string()))?;
                         self.check_claims(&claims, true)?;
-                        identity_from(claims, token, &self.settings.issuer)
+                        (
+                            identity_from(claims, token, &self.settings.issuer),
+                            Some(keys.generation),
+                        )
                     }
                     Err(JoseError::NotAJwt) if self.settings.introspection_url.is_some() => {
-                        self.introspect(token).await?
+                        (self.introspect(token).await?, None)
                     }
                     Err(e) => return Err(AuthError::InvalidToken(e.to_string())),
                 };
-                self.remember(key, &identity);
+                self.remember(key, &identity, generation);
                 identity
             }
         };
@@ -164,112 +167,6 @@ impl OidcValidator {
             }
         }
         Ok(identity)
-    }
-
-    async fn verify(&self, jwt: &jose::Unverified<'_>) -> Result<Map<String, Value>, AuthError> {
-        let (set, stale) = {
-            let k = self.keys.read().unwrap_or_else(|p| p.into_inner());
-            (
-                k.set.clone(),
-                k.fetched.is_none_or(|t| t.elapsed() > MAX_KEY_AGE),
-            )
-        };
-        let unknown = jwt.kid.as_deref().is_some_and(|kid| !set.has(kid)) || set.is_empty();
-        let set = if unknown || stale {
-            self.refresh(unknown).await?.unwrap_or(set)
-        } else {
-            set
-        };
-        jwt.verify(&set)
-            .map_err(|e| AuthError::InvalidToken(e.to_string()))
-    }
-
-    /// Fetches the key set again if allowed now; returns the new set, or None when the current
-    /// one must do (another refresh is running, or the last one was too recent).
-    async fn refresh(&self, needed: bool) -> Result<Option<Arc<KeySet>>, AuthError> {
-        let guard = if needed {
-            self.refreshing.lock().await
-        } else {
-            match self.refreshing.try_lock() {
-                Ok(g) => g,
-                Err(_) => return Ok(None),
-            }
-        };
-        let (jwks_url, recent, current) = {
-            let k = self.keys.read().unwrap_or_else(|p| p.into_inner());
-            (
-                k.jwks_url.clone(),
-                k.last_attempt.is_some_and(|t| t.elapsed() < MIN_REFRESH),
-                k.set.clone(),
-            )
-        };
-        if recent {
-            // Someone tried a moment ago (perhaps while we waited): use what they got.
-            if current.is_empty() {
-                return Err(AuthError::Unavailable(
-                    "the issuer's signing keys could not be fetched; retrying shortly".into(),
-                ));
-            }
-            return Ok(Some(current));
-        }
-        self.keys
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .last_attempt = Some(Instant::now());
-        let fetched = async {
-            let url = match jwks_url {
-                Some(u) => u,
-                None => self.discover().await?,
-            };
-            let doc = self.fetcher.get(&url).await.map_err(|e| e.to_string())?;
-            let set = KeySet::parse(&doc).map_err(|e| format!("{url}: {e}"))?;
-            Ok::<_, String>((url, set))
-        }
-        .await;
-        // The new keys are stored before the next waiter may look (it holds the guard next).
-        let outcome = match fetched {
-            Ok((url, set)) => {
-                tracing::debug!(issuer = %self.settings.issuer, keys = set.len(), skipped = set.skipped, "fetched the issuer's signing keys");
-                let set = Arc::new(set);
-                let mut k = self.keys.write().unwrap_or_else(|p| p.into_inner());
-                k.set = set.clone();
-                k.fetched = Some(Instant::now());
-                k.jwks_url = Some(url);
-                Ok(Some(set))
-            }
-            Err(why) => {
-                tracing::warn!(issuer = %self.settings.issuer, error = %why, "cannot fetch the issuer's signing keys");
-                if current.is_empty() {
-                    Err(AuthError::Unavailable(format!(
-                        "cannot fetch the issuer's signing keys: {why}"
-                    )))
-                } else {
-                    Ok(None)
-                }
-            }
-        };
-        drop(guard);
-        outcome
-    }
-
-    /// OIDC discovery: the `jwks_uri` of the issuer's configuration.
-    async fn discover(&self) -> Result<String, String> {
-        let url = format!(
-            "{}/.well-known/openid-configuration",
-            self.settings.issuer.trim_end_matches('/')
-        );
-        let doc = self.fetcher.get(&url).await.map_err(|e| e.to_string())?;
-        let v: Value =
-            serde_json::from_slice(&doc).map_err(|_| format!("{url}: not a JSON document"))?;
-        if v.get("issuer").and_then(Value::as_str).map(str::trim)
-            != Some(self.settings.issuer.trim())
-        {
-            return Err(format!("{url}: its issuer is not {}", self.settings.issuer));
-        }
-        v.get("jwks_uri")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .ok_or_else(|| format!("{url}: no jwks_uri"))
     }
 
     fn check_claims(
@@ -312,8 +209,9 @@ impl OidcValidator {
     /// A token validated a moment ago, still before its expiry.
     fn remembered(&self, key: &[u8; 32]) -> Option<Identity> {
         let cache = self.validated.lock().unwrap_or_else(|p| p.into_inner());
-        let (identity, at) = cache.get(key)?;
+        let (identity, at, generation) = cache.get(key)?;
         let fresh = at.elapsed() < VALIDATED_TTL
+            && generation.is_none_or(|g| self.keys.still_current(g))
             && identity
                 .claims
                 .get("exp")
@@ -322,15 +220,15 @@ impl OidcValidator {
         fresh.then(|| identity.clone())
     }
 
-    fn remember(&self, key: [u8; 32], identity: &Identity) {
+    fn remember(&self, key: [u8; 32], identity: &Identity, generation: Option<u64>) {
         let mut cache = self.validated.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= VALIDATED_CACHE {
-            cache.retain(|_, (_, at)| at.elapsed() < VALIDATED_TTL);
+            cache.retain(|_, (_, at, _)| at.elapsed() < VALIDATED_TTL);
             if cache.len() >= VALIDATED_CACHE {
                 cache.clear();
             }
         }
-        cache.insert(key, (identity.clone(), Instant::now()));
+        cache.insert(key, (identity.clone(), Instant::now(), generation));
     }
 
     /// RFC 7662 introspection of an opaque token.

@@ -140,6 +140,25 @@ fn incoming_auth_rules() {
     error_at(&yaml, "incomingAuth.oidc.jwksUri", "unknown key");
     error_at(&yaml, "incomingAuth.oidc.jwksUrl", "http:// or https://");
     error_at(&yaml, "incomingAuth.oidc.requireScopes", "needs scopes");
+    // jwksMaxStale (ours): a duration of at least a minute; absent means the auth crate's 1h.
+    let oidc = |stale: &str| {
+        format!(
+            "{ONE_STDIO}incomingAuth:\n  type: oidc\n  oidc:\n    issuer: https://idp\n    audience: vmcp\n{stale}"
+        )
+    };
+    let stale = "incomingAuth.oidc.jwksMaxStale";
+    error_at(&oidc("    jwksMaxStale: 10s\n"), stale, "at least 1m");
+    error_at(
+        &oidc("    jwksMaxStale: forever\n"),
+        stale,
+        "invalid duration",
+    );
+    let max_stale = |yaml: &str| ok(yaml).incoming_auth.oidc.and_then(|o| o.jwks_max_stale);
+    assert_eq!(
+        max_stale(&oidc("    jwksMaxStale: 2h\n")),
+        Some(std::time::Duration::from_secs(7200))
+    );
+    assert_eq!(max_stale(&oidc("")), None);
     // authz keys are strict too, with ToolHive's rules.
     let yaml = format!(
         "{ONE_STDIO}incomingAuth:\n  type: anonymous\n  authz:\n    type: cedar\n    policies: [\"permit(principal, action, resource);\"]\n    groupEntityType: \"My::Group\"\n    entitiesJson: \"{{}}\"\n    groupClaim: groups\n"

@@ -358,6 +358,7 @@ fn oidc_settings(o: &OidcConfig) -> anyhow::Result<(OidcSettings, Option<String>
         introspection_url: set(&o.introspection_url),
         scopes: o.scopes.clone(),
         require_scopes: o.require_scopes,
+        jwks_max_stale: o.jwks_max_stale,
         fetch: FetchPolicy {
             allow_http: o.insecure_allow_http || insecure_env,
             allow_private: o.jwks_allow_private_ip || o.protected_resource_allow_private_ip,

@@ -3,35 +3,43 @@
 //! slow, and introspection answers (active, inactive, garbage). The end-to-end tests use a real
 //! OpenID provider; these pin the mechanics that provider cannot be made to misbehave for.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
+use super::keys::MIN_REFRESH;
 use super::*;
 use crate::test_keys::{Keys, keys};
 
-const ISS: &str = "https://idp.test";
-const AUD: &str = "vmcp";
+pub(super) const ISS: &str = "https://idp.test";
+pub(super) const AUD: &str = "vmcp";
 
+/// What the scripted provider answers; tests change it as they go.
 #[derive(Clone)]
-struct Script {
-    jwks: Arc<Mutex<Value>>,
-    jwks_hits: Arc<AtomicUsize>,
+pub(super) struct Script {
+    pub(super) jwks: Arc<Mutex<Value>>,
+    pub(super) jwks_hits: Arc<AtomicUsize>,
     introspection: Arc<Mutex<Value>>,
     introspection_hits: Arc<AtomicUsize>,
-    delay: Arc<Mutex<Duration>>,
+    pub(super) delay: Arc<Mutex<Duration>>,
+    /// The key set answers 503 while set.
+    pub(super) down: Arc<AtomicBool>,
 }
 
-async fn jwks(State(s): State<Script>) -> axum::Json<Value> {
+async fn jwks(State(s): State<Script>) -> (StatusCode, axum::Json<Value>) {
     s.jwks_hits.fetch_add(1, Ordering::SeqCst);
     let delay = *s.delay.lock().unwrap();
     tokio::time::sleep(delay).await;
-    axum::Json(s.jwks.lock().unwrap().clone())
+    if s.down.load(Ordering::SeqCst) {
+        return (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({})));
+    }
+    (StatusCode::OK, axum::Json(s.jwks.lock().unwrap().clone()))
 }
 
 async fn introspect(State(s): State<Script>, body: String) -> String {
@@ -45,13 +53,14 @@ async fn introspect(State(s): State<Script>, body: String) -> String {
 }
 
 /// A server with the given key set; returns its base URL and the script to change it.
-async fn server(set: Value) -> (String, Script) {
+pub(super) async fn server(set: Value) -> (String, Script) {
     let script = Script {
         jwks: Arc::new(Mutex::new(set)),
         jwks_hits: Arc::default(),
         introspection: Arc::new(Mutex::new(json!({"active": false}))),
         introspection_hits: Arc::default(),
         delay: Arc::default(),
+        down: Arc::default(),
     };
     let app = Router::new()
         .route("/jwks", get(jwks))
@@ -63,7 +72,7 @@ async fn server(set: Value) -> (String, Script) {
     (format!("http://{addr}"), script)
 }
 
-fn settings(base: &str) -> OidcSettings {
+pub(super) fn settings(base: &str) -> OidcSettings {
     OidcSettings {
         issuer: ISS.into(),
         audience: AUD.into(),
@@ -81,19 +90,19 @@ fn settings(base: &str) -> OidcSettings {
     }
 }
 
-fn now() -> u64 {
+pub(super) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs()
 }
 
-fn claims() -> Value {
+pub(super) fn claims() -> Value {
     json!({"iss": ISS, "aud": [AUD, "other"], "sub": "alice", "exp": now() + 300,
         "groups": ["eng"], "scope": "mcp:read"})
 }
 
-fn with(mut v: Value, key: &str, value: Value) -> Value {
+pub(super) fn with(mut v: Value, key: &str, value: Value) -> Value {
     if value.is_null() {
         v.as_object_mut().unwrap().remove(key);
     } else {
@@ -102,7 +111,7 @@ fn with(mut v: Value, key: &str, value: Value) -> Value {
     v
 }
 
-async fn setup() -> (Keys, OidcValidator, Script) {
+pub(super) async fn setup() -> (Keys, OidcValidator, Script) {
     let k = keys();
     let (base, script) = server(k.jwks.clone()).await;
     (k, OidcValidator::new(settings(&base)).unwrap(), script)
@@ -175,7 +184,7 @@ async fn unknown_kids_refresh_once_per_interval_and_rotation_is_picked_up() {
         "refreshes must be rate-limited"
     );
     // Once the interval has passed, one unknown kid may refresh; the ones after it may not.
-    v.keys.write().unwrap().last_attempt = Some(Instant::now() - MIN_REFRESH);
+    v.keys.age_by(MIN_REFRESH);
     for i in 50..100 {
         assert!(matches!(
             v.validate(&bogus(i)).await,
@@ -187,7 +196,7 @@ async fn unknown_kids_refresh_once_per_interval_and_rotation_is_picked_up() {
     let mut set = k.jwks.clone();
     set["keys"][0]["kid"] = json!("rsa-2026");
     *script.jwks.lock().unwrap() = set;
-    v.keys.write().unwrap().last_attempt = Some(Instant::now() - MIN_REFRESH);
+    v.keys.age_by(MIN_REFRESH);
     let t = k.sign("RS256", Some("rsa-2026"), &claims());
     assert!(v.validate(&t).await.is_ok());
     assert_eq!(script.jwks_hits.load(Ordering::SeqCst), 3);

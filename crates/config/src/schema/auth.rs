@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::time::Duration;
 
 use yaml_serde::Value;
 
@@ -69,6 +70,9 @@ pub struct OidcConfig {
     /// `requireScopes` (ours, default false): refuse tokens lacking any of `scopes` with 403
     /// `insufficient_scope` (ToolHive only advertises them).
     pub require_scopes: bool,
+    /// `jwksMaxStale` (ours, default 1h): how long the cached signing keys stay usable while the
+    /// key set cannot be fetched; past it every token is refused (401) until a fetch succeeds.
+    pub jwks_max_stale: Option<Duration>,
     /// The section as written, for `init` output.
     pub raw: RawSection,
 }
@@ -236,6 +240,7 @@ fn decode_oidc(v: &Value, path: &KeyPath, issues: &Issues) -> Option<OidcConfig>
         insecure_allow_http: f.bool("insecureAllowHttp").unwrap_or(false),
         ca_bundle_path: f.string("caBundlePath"),
         require_scopes: f.bool("requireScopes").unwrap_or(false),
+        jwks_max_stale: f.duration("jwksMaxStale"),
         raw: f.raw_self()?,
     };
     f.finish();

@@ -77,6 +77,13 @@ fn check_incoming(config: &Config, issues: &Issues) {
             {
                 issues.push_new(&opath.key("caBundlePath"), problem);
             }
+            // Keys are fetched at most every 10 s and each fetch may take 5 s: a shorter bound
+            // would refuse tokens between two fetches.
+            if let Some(d) = o.jwks_max_stale
+                && d < std::time::Duration::from_secs(60)
+            {
+                issues.push_new(&opath.key("jwksMaxStale"), "must be at least 1m");
+            }
             if o.require_scopes && o.scopes.is_empty() {
                 issues.push_new(
                     &opath.key("requireScopes"),

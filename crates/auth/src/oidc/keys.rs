@@ -1,0 +1,281 @@
+//! The issuer's signing keys as the validator sees them: found by discovery (or `jwksUrl`),
+//! fetched, and kept current. Only this module fetches the key set; the validator asks it for
+//! the keys to verify one token with.
+//!
+//! - A token whose `kid` is not in the set (or any token while the set is empty) makes the
+//!   request wait for one refresh, at most once per [`MIN_REFRESH`]: a stream of made-up `kid`s
+//!   cannot make the gateway hammer the identity provider. One refresh runs at a time; requests
+//!   arriving meanwhile wait for it and use what it got.
+//! - The set is also refreshed when older than [`MAX_KEY_AGE`] (5 min, Envoy's default), by the
+//!   request that notices; others use the keys they have meanwhile.
+//! - A fetched set replaces the cached one, never merges with it: a key the provider removed
+//!   stops verifying at the next successful fetch. A fetch that brings a different document
+//!   starts a new generation, which also retires the validator's remembered tokens.
+//! - A failed fetch keeps the cached set, but only for `max_stale` (`jwksMaxStale`, default
+//!   [`DEFAULT_MAX_STALE`]) after the last success. Past that every token is refused (401) until a
+//!   fetch succeeds: a provider that cannot be reached must not keep a removed (perhaps
+//!   compromised) key valid forever. That is logged once per [`STALE_LOG_EVERY`], not per request.
+
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::error::AuthError;
+use crate::fetch::Fetcher;
+use crate::jose::KeySet;
+
+/// Least time between two key-set fetches (after a failure, or caused by unknown key ids).
+pub(crate) const MIN_REFRESH: Duration = Duration::from_secs(10);
+/// Key sets older than this are fetched again.
+pub(crate) const MAX_KEY_AGE: Duration = Duration::from_secs(5 * 60);
+/// How long keys stay usable without a successful fetch, unless `jwksMaxStale` says otherwise.
+pub(crate) const DEFAULT_MAX_STALE: Duration = Duration::from_secs(60 * 60);
+/// Least time between two "refusing every token" log lines.
+const STALE_LOG_EVERY: Duration = Duration::from_secs(60);
+
+struct State {
+    set: Arc<KeySet>,
+    /// The last successful fetch.
+    fetched: Option<Instant>,
+    jwks_url: Option<String>,
+    last_attempt: Option<Instant>,
+    last_error: Option<String>,
+    /// Of the last fetched document: an identical one keeps the generation.
+    digest: Option<[u8; 32]>,
+    generation: u64,
+}
+
+/// Keys to verify with, and the generation they belong to.
+pub(super) struct Current {
+    pub(super) set: Arc<KeySet>,
+    pub(super) generation: u64,
+}
+
+/// One issuer's key set.
+pub(super) struct KeyCache {
+    issuer: String,
+    max_stale: Duration,
+    fetcher: Fetcher,
+    state: RwLock<State>,
+    refreshing: tokio::sync::Mutex<()>,
+    /// When "refusing every token" was last logged; None while the keys are fresh enough.
+    stale_logged: Mutex<Option<Instant>>,
+}
+
+impl KeyCache {
+    /// A cache that fetches nothing until first asked.
+    pub(super) fn new(
+        issuer: String,
+        jwks_url: Option<String>,
+        max_stale: Duration,
+        fetcher: Fetcher,
+    ) -> Self {
+        Self {
+            issuer,
+            max_stale,
+            fetcher,
+            state: RwLock::new(State {
+                set: Arc::new(KeySet::default()),
+                fetched: None,
+                jwks_url,
+                last_attempt: None,
+                last_error: None,
+                digest: None,
+                generation: 0,
+            }),
+            refreshing: tokio::sync::Mutex::new(()),
+            stale_logged: Mutex::new(None),
+        }
+    }
+
+    /// The keys to verify a token naming `kid` with, refreshed first when the token needs it or
+    /// the set is due.
+    ///
+    /// # Errors
+    /// [`AuthError::Unavailable`] when no key set was ever fetched and none can be now;
+    /// [`AuthError::InvalidToken`] when the last successful fetch is older than `max_stale`.
+    pub(super) async fn for_kid(&self, kid: Option<&str>) -> Result<Current, AuthError> {
+        let (unknown, old, expired) = {
+            let s = self.read();
+            let age = s.fetched.map(|t| t.elapsed());
+            (
+                s.set.is_empty() || kid.is_some_and(|kid| !s.set.has(kid)),
+                age.is_none_or(|a| a > MAX_KEY_AGE),
+                age.is_some_and(|a| a > self.max_stale),
+            )
+        };
+        if unknown || old {
+            // Past max-stale the request waits for an attempt: it may bring the keys back.
+            self.refresh(unknown || expired).await?;
+        }
+        let s = self.read();
+        if let Some(age) = s.fetched.map(|t| t.elapsed())
+            && age > self.max_stale
+        {
+            self.log_stale(age, s.last_error.as_deref());
+            return Err(AuthError::InvalidToken(format!(
+                "the issuer's signing keys could not be fetched for {}s, longer than jwksMaxStale ({}s) allows; no token is accepted until they are",
+                age.as_secs(),
+                self.max_stale.as_secs()
+            )));
+        }
+        Ok(Current {
+            set: s.set.clone(),
+            generation: s.generation,
+        })
+    }
+
+    /// Whether something verified with keys of `generation` may still be trusted without
+    /// verifying again: the set has not changed since and is not due for a fetch (so a
+    /// remembered token cannot postpone the fetch that would retire its key).
+    pub(super) fn still_current(&self, generation: u64) -> bool {
+        let s = self.read();
+        let due = MAX_KEY_AGE.min(self.max_stale);
+        s.generation == generation && s.fetched.is_some_and(|t| t.elapsed() <= due)
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One line per [`STALE_LOG_EVERY`] while tokens are refused for stale keys.
+    fn log_stale(&self, age: Duration, last_error: Option<&str>) {
+        let mut logged = self.stale_logged.lock().unwrap_or_else(|p| p.into_inner());
+        if logged.is_some_and(|t| t.elapsed() < STALE_LOG_EVERY) {
+            return;
+        }
+        *logged = Some(Instant::now());
+        tracing::error!(
+            issuer = %self.issuer,
+            stale_secs = age.as_secs(),
+            max_stale_secs = self.max_stale.as_secs(),
+            last_error = last_error.unwrap_or("none"),
+            "refusing every token: the issuer's signing keys have not been fetched for longer than jwksMaxStale",
+        );
+    }
+
+    /// Fetches the key set again if allowed now (`wait`: behind a refresh already running;
+    /// otherwise skip it). Leaves the cached set as it was when the fetch fails.
+    ///
+    /// # Errors
+    /// [`AuthError::Unavailable`] when the set is empty and could not be fetched.
+    async fn refresh(&self, wait: bool) -> Result<(), AuthError> {
+        let _guard = if wait {
+            self.refreshing.lock().await
+        } else {
+            match self.refreshing.try_lock() {
+                Ok(g) => g,
+                Err(_) => return Ok(()),
+            }
+        };
+        let (jwks_url, recent, empty) = {
+            let s = self.read();
+            (
+                s.jwks_url.clone(),
+                s.last_attempt.is_some_and(|t| t.elapsed() < MIN_REFRESH),
+                s.set.is_empty(),
+            )
+        };
+        if recent {
+            // Someone tried a moment ago (perhaps while we waited): use what they got.
+            if empty {
+                return Err(AuthError::Unavailable(
+                    "the issuer's signing keys could not be fetched; retrying shortly".into(),
+                ));
+            }
+            return Ok(());
+        }
+        self.write().last_attempt = Some(Instant::now());
+        let fetched = async {
+            let url = match jwks_url {
+                Some(u) => u,
+                None => self.discover().await?,
+            };
+            let doc = self.fetcher.get(&url).await.map_err(|e| e.to_string())?;
+            let set = KeySet::parse(&doc).map_err(|e| format!("{url}: {e}"))?;
+            Ok::<_, String>((url, set, digest(&doc)))
+        }
+        .await;
+        // Stored while holding the guard, so the next waiter sees the outcome.
+        match fetched {
+            Ok((url, set, digest)) => {
+                tracing::debug!(issuer = %self.issuer, keys = set.len(), skipped = set.skipped, "fetched the issuer's signing keys");
+                let mut s = self.write();
+                if s.digest != Some(digest) {
+                    s.generation += 1;
+                    s.digest = Some(digest);
+                }
+                s.set = Arc::new(set);
+                s.fetched = Some(Instant::now());
+                s.jwks_url = Some(url);
+                s.last_error = None;
+                drop(s);
+                if self
+                    .stale_logged
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take()
+                    .is_some()
+                {
+                    tracing::warn!(issuer = %self.issuer, "fetched the issuer's signing keys again: tokens are accepted again");
+                }
+                Ok(())
+            }
+            Err(why) => {
+                tracing::warn!(issuer = %self.issuer, error = %why, "cannot fetch the issuer's signing keys");
+                self.write().last_error = Some(why.clone());
+                if empty {
+                    Err(AuthError::Unavailable(format!(
+                        "cannot fetch the issuer's signing keys: {why}"
+                    )))
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// OIDC discovery: the `jwks_uri` of the issuer's configuration.
+    async fn discover(&self) -> Result<String, String> {
+        let url = format!(
+            "{}/.well-known/openid-configuration",
+            self.issuer.trim_end_matches('/')
+        );
+        let doc = self.fetcher.get(&url).await.map_err(|e| e.to_string())?;
+        let v: Value =
+            serde_json::from_slice(&doc).map_err(|_| format!("{url}: not a JSON document"))?;
+        if v.get("issuer").and_then(Value::as_str).map(str::trim) != Some(self.issuer.trim()) {
+            return Err(format!("{url}: its issuer is not {}", self.issuer));
+        }
+        v.get("jwks_uri")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| format!("{url}: no jwks_uri"))
+    }
+
+    /// Moves every recorded instant `by` into the past, as if that much time had gone by.
+    #[cfg(test)]
+    pub(super) fn age_by(&self, by: Duration) {
+        let back = |t: &mut Option<Instant>| {
+            *t = t.map(|t| t.checked_sub(by).expect("the clock reaches back that far"));
+        };
+        let mut s = self.write();
+        back(&mut s.fetched);
+        back(&mut s.last_attempt);
+    }
+}
+
+fn digest(doc: &[u8]) -> [u8; 32] {
+    ring::digest::digest(&ring::digest::SHA256, doc)
+        .as_ref()
+        .try_into()
+        .unwrap_or([0; 32])
+}
+
+#[cfg(test)]
+mod tests;
