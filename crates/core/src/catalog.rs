@@ -41,6 +41,10 @@ pub struct Catalog {
     logging: Vec<String>,
     composites: CompositeIndex,
     optimizer: Option<crate::optimizer::OptimizerIndex>,
+    /// Tools of withdrawn backends, as they would be advertised (by name): a call to one is told
+    /// the backend is unavailable, not that the tool is unknown. Empty unless a backend is
+    /// withdrawn.
+    withdrawn_tools: HashMap<String, (Route, Value)>,
     /// Unique per build: what caches of views of this catalog are keyed by.
     id: u64,
 }
@@ -206,6 +210,38 @@ impl Catalog {
     /// The route of a tool by its advertised (or hidden-but-routable) name.
     pub fn tool(&self, name: &str) -> Option<&Route> {
         self.tool_routes.get(name)
+    }
+
+    /// The route and advertised definition of `name` when its backend is withdrawn.
+    pub fn withdrawn_tool(&self, name: &str) -> Option<&(Route, Value)> {
+        self.withdrawn_tools.get(name)
+    }
+
+    /// Records the tools that `all` (the answers of every backend, withdrawn ones included)
+    /// would advertise and this catalog does not, because their backend is in `withdrawn`.
+    pub(crate) fn note_withdrawn(
+        &mut self,
+        policy: &AggregationPolicy,
+        all: &[BackendCapabilities],
+        withdrawn: &HashSet<&str>,
+    ) {
+        // The same names the catalog would give them with every backend back (a conflict
+        // that fails to resolve then leaves the table empty: calls answer unknown tool).
+        let Ok(resolved) = resolve_tools(policy, all) else {
+            return;
+        };
+        self.withdrawn_tools = resolved
+            .into_iter()
+            .filter(|t| withdrawn.contains(t.backend.as_str()))
+            .filter(|t| !self.tool_routes.contains_key(&t.name))
+            .map(|t| {
+                let route = Route {
+                    backend: t.backend,
+                    original: t.original,
+                };
+                (t.name, (route, t.tool))
+            })
+            .collect();
     }
 
     /// The composite tool advertised under `name`.

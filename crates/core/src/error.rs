@@ -36,6 +36,22 @@ pub enum CoreError {
     /// Discovery failed (per partialFailureMode, or manual conflicts left unresolved).
     #[error("capability discovery failed: {0}")]
     DiscoveryFailed(String),
+    /// The tool exists, but its backend is withdrawn (unhealthy, unauthenticated or behind an
+    /// open circuit): told to callers who may see the tool, so an agent retries rather than
+    /// concluding the tool is gone.
+    #[error("tool {tool} is unavailable: its backend {backend} is {health}{}; retry in {}s", since.as_ref().map(|s| format!(" since {s}")).unwrap_or_default(), retry_after.as_secs())]
+    ToolUnavailable {
+        /// The tool's advertised name.
+        tool: String,
+        /// The backend's name.
+        backend: String,
+        /// The backend's health state (`unhealthy`, `unauthenticated`, or `circuit-open`).
+        health: &'static str,
+        /// When it was withdrawn (RFC 3339), if known.
+        since: Option<String>,
+        /// When to try again (the next health check), at least 1 s.
+        retry_after: Duration,
+    },
     /// A rate-limit bucket the request draws from is empty (ToolHive's message).
     #[error("Rate limit exceeded")]
     RateLimited {

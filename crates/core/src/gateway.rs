@@ -328,6 +328,26 @@ impl Gateway {
                 return Err(CoreError::DiscoveryFailed(describe(&failed)));
             }
         }
+        // A withdrawn backend was not asked: keep its last answer, so its tools are still known
+        // (and reported unavailable) and come back as they were.
+        if let Some((previous, _)) = self
+            .answers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            caps.extend(
+                previous
+                    .iter()
+                    .filter(|c| {
+                        self.backend(&c.backend)
+                            .is_ok_and(|b| !b.per_caller() && !b.is_advertised())
+                    })
+                    .filter(|c| !caps.iter().any(|a| a.backend == c.backend))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            );
+        }
         let catalog = self.build(caps.clone(), failed.clone())?;
         *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = Some((caps, failed));
         Ok(catalog)
@@ -337,11 +357,27 @@ impl Gateway {
     /// is kept, not shown).
     pub(crate) fn build(
         &self,
-        mut caps: Vec<BackendCapabilities>,
+        caps: Vec<BackendCapabilities>,
         failed: Vec<(String, String)>,
     ) -> Result<Catalog, CoreError> {
-        caps.retain(|c| self.backend(&c.backend).is_ok_and(|b| b.is_advertised()));
-        Catalog::build(&self.opts().policy, caps, failed).map_err(CoreError::DiscoveryFailed)
+        let withdrawn: std::collections::HashSet<&str> = caps
+            .iter()
+            .filter(|c| !self.backend(&c.backend).is_ok_and(|b| b.is_advertised()))
+            .map(|c| c.backend.as_str())
+            .collect();
+        let policy = &self.opts().policy;
+        if withdrawn.is_empty() {
+            return Catalog::build(policy, caps, failed).map_err(CoreError::DiscoveryFailed);
+        }
+        let live = caps
+            .iter()
+            .filter(|c| !withdrawn.contains(c.backend.as_str()))
+            .cloned()
+            .collect();
+        let mut catalog =
+            Catalog::build(policy, live, failed).map_err(CoreError::DiscoveryFailed)?;
+        catalog.note_withdrawn(policy, &caps, &withdrawn);
+        Ok(catalog)
     }
 
     /// Stores a freshly built catalog as the current one.
@@ -539,6 +575,9 @@ impl Gateway {
             return self.call_composite(caller, catalog, wf, &params).await;
         }
         let Some(route) = catalog.tool(name) else {
+            if let Some(unavailable) = self.withdrawn_tool(caller, catalog, name) {
+                return Err(unavailable);
+            }
             return Err(if self.hides_unknown() {
                 CoreError::Denied("call")
             } else {
@@ -561,6 +600,44 @@ impl Gateway {
         params["name"] = Value::String(route.original.clone());
         self.forward(&route.backend, caller, "tools/call", params)
             .await
+    }
+
+    /// Why `name` cannot be called when it is a withdrawn backend's tool that the caller may
+    /// call; `None` otherwise, so a caller who may not see it hears what an unknown name gets.
+    fn withdrawn_tool(
+        &self,
+        caller: &Caller<'_>,
+        catalog: &Catalog,
+        name: &str,
+    ) -> Option<CoreError> {
+        let (route, definition) = catalog.withdrawn_tool(name)?;
+        let target = Target {
+            kind: Kind::Tool,
+            name,
+            backend: Some(&route.backend),
+            definition: Some(definition),
+        };
+        if !self.admit(caller.identity, Action::List(target)) {
+            return None;
+        }
+        let backend = self.backend(&route.backend).ok()?;
+        let report = backend.health_report();
+        let health = match report.health {
+            h @ (vmcp_backend::Health::Unhealthy | vmcp_backend::Health::Unauthenticated) => {
+                h.as_str()
+            }
+            _ => "circuit-open",
+        };
+        let next_check = self
+            .health_checks()
+            .map_or(Duration::from_secs(30), |c| c.interval);
+        Some(CoreError::ToolUnavailable {
+            tool: name.to_owned(),
+            backend: route.backend.clone(),
+            health,
+            since: report.last_transition,
+            retry_after: next_check.clamp(Duration::from_secs(1), Duration::from_secs(60)),
+        })
     }
 
     /// `find_tool` and `call_tool`, each admitted by its own name; the tool `call_tool` runs

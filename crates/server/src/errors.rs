@@ -52,6 +52,23 @@ impl From<CoreError> for Failure {
             // HTTP 200 on both edges: MCP clients read a JSON-RPC error from a 200, while many
             // treat a 429 status as a transport failure and never show the body. The
             // `Retry-After` header (reply.rs) carries the wait for HTTP-level tooling.
+            // Like a backend's failure to answer (-32603 naming it), with when to retry.
+            CoreError::ToolUnavailable {
+                backend,
+                health,
+                since,
+                retry_after,
+                ..
+            } => Failure {
+                status: StatusCode::OK,
+                error: ErrorObject::new(codes::INTERNAL_ERROR, message).with_data(json!({
+                    "backend": backend,
+                    "kind": "unavailable",
+                    "health": health,
+                    "unavailableSince": since,
+                    "retryAfterSeconds": retry_after.as_secs(),
+                })),
+            },
             CoreError::RateLimited { retry_after } => Failure {
                 status: StatusCode::OK,
                 error: ErrorObject::new(codes::RATE_LIMITED, message)
@@ -61,11 +78,8 @@ impl From<CoreError> for Failure {
     }
 }
 
-/// The seconds a rate-limited failure asks the client to wait, if it is one.
+/// The seconds a failure asks the client to wait (a rate limit's, an unavailable tool's), if any.
 pub(crate) fn retry_after_secs(f: &Failure) -> Option<u64> {
-    if f.error.code != codes::RATE_LIMITED {
-        return None;
-    }
     f.error.data.as_ref()?.get("retryAfterSeconds")?.as_u64()
 }
 

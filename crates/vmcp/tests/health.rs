@@ -154,6 +154,24 @@ async fn an_unhealthy_backend_is_withdrawn_from_every_list_and_comes_back() {
         .collect();
     assert!(modern_names.iter().any(|n| n.starts_with("notes_")));
     assert!(!modern_names.iter().any(|n| n.starts_with("weather_")));
+    // A call to the withdrawn tool is told its backend is unavailable, since when, and when to
+    // retry, on both revisions (an agent told "unknown tool" stops trying).
+    let r = c.call("weather_echo", json!({"text": "x"})).await;
+    assert_unavailable(&r["error"], &down);
+    let m = modern
+        .request(
+            "tools/call",
+            json!({"name": "weather_echo", "arguments": {"text": "x"}}),
+        )
+        .await;
+    assert_unavailable(&m.body["error"], &down);
+    let unknown = c.call("weather_nonesuch", json!({})).await;
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown tool")),
+        "{unknown}"
+    );
     // The healthy backend keeps serving meanwhile.
     let r = c.call("notes_echo", json!({"text": "still here"})).await;
     assert_eq!(r["result"]["content"][0]["text"], "still here", "{r}");
@@ -179,6 +197,57 @@ async fn an_unhealthy_backend_is_withdrawn_from_every_list_and_comes_back() {
         w.gw.logs().contains("backend health changed"),
         "transitions are logged"
     );
+}
+
+/// The error of a call to `weather_echo` while weather is withdrawn, given its status `down`.
+fn assert_unavailable(error: &Value, down: &Value) {
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("weather_echo is unavailable") && message.contains("backend weather"),
+        "{error}"
+    );
+    assert_eq!(error["data"]["kind"], "unavailable", "{error}");
+    assert_eq!(error["data"]["health"], "unhealthy", "{error}");
+    assert_eq!(
+        error["data"]["unavailableSince"], down["lastTransition"],
+        "{error}"
+    );
+    assert!(
+        error["data"]["retryAfterSeconds"]
+            .as_u64()
+            .is_some_and(|s| s >= 1),
+        "{error}"
+    );
+}
+
+/// A caller the policy does not let see a withdrawn tool hears exactly what an unknown name
+/// gets (no oracle), while one who may see it is told it is unavailable.
+#[tokio::test(flavor = "multi_thread")]
+async fn only_callers_who_may_see_a_withdrawn_tool_hear_it_is_unavailable() {
+    let w = world(
+        "incomingAuth:\n  type: anonymous\n  authz:\n    type: cedar\n    policies:\n      - 'permit(principal, action, resource == Tool::\"weather_echo\");'\n      - 'permit(principal, action, resource in Backend::\"notes\");'\n",
+    )
+    .await;
+    let c = Client::connect(&w.gw.url).await;
+    let before = c.call("weather_sleep", json!({})).await;
+    let unknown_before = c.call("weather_nonesuch", json!({})).await;
+    assert_eq!(before["error"], unknown_before["error"], "{before}");
+    w.weather.set(FaultMode::Refuse);
+    let down = wait_health(&w.gw.base, "weather", &["unhealthy"]).await;
+    // The session's catalog follows the withdrawal.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let r = loop {
+        let r = c.call("weather_echo", json!({"text": "x"})).await;
+        if r["error"]["data"]["kind"] == "unavailable" || Instant::now() > deadline {
+            break r;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_unavailable(&r["error"], &down);
+    let hidden = c.call("weather_sleep", json!({})).await;
+    let unknown = c.call("weather_nonesuch", json!({})).await;
+    assert_eq!(hidden["error"], unknown["error"], "{hidden}");
+    assert_eq!(hidden["error"], before["error"], "{hidden}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -211,7 +280,7 @@ async fn the_circuit_breaker_fails_fast_while_open_and_closes_after_a_good_probe
         opened["lastCheck"], later["lastCheck"],
         "checks skipped while open"
     );
-    // A call gets a fast, clear refusal (the withdrawn tool is unknown to the session by now).
+    // A call gets a fast, clear refusal (the tool is unavailable, or the circuit refuses it).
     let started = Instant::now();
     let r = c.call("weather_echo", json!({"text": "x"})).await;
     let message = r["error"]["message"]
@@ -219,7 +288,7 @@ async fn the_circuit_breaker_fails_fast_while_open_and_closes_after_a_good_probe
         .unwrap_or_default()
         .to_owned();
     assert!(
-        message.contains("circuit open") || message.contains("unknown tool"),
+        message.contains("circuit open") || message.contains("is unavailable"),
         "{r}"
     );
     assert!(
