@@ -105,25 +105,33 @@ impl KeyCache {
                 age.is_some_and(|a| a > self.max_stale),
             )
         };
-        if unknown || old {
+        if unknown || old || expired {
             // Past max-stale the request waits for an attempt: it may bring the keys back.
             self.refresh(unknown || expired).await?;
         }
-        let s = self.read();
-        if let Some(age) = s.fetched.map(|t| t.elapsed())
+        let (current, age, last_error) = {
+            let s = self.read();
+            let current = Current {
+                set: s.set.clone(),
+                generation: s.generation,
+            };
+            (
+                current,
+                s.fetched.map(|t| t.elapsed()),
+                s.last_error.clone(),
+            )
+        };
+        if let Some(age) = age
             && age > self.max_stale
         {
-            self.log_stale(age, s.last_error.as_deref());
+            self.log_stale(age, last_error.as_deref());
             return Err(AuthError::InvalidToken(format!(
                 "the issuer's signing keys could not be fetched for {}s, longer than jwksMaxStale ({}s) allows; no token is accepted until they are",
                 age.as_secs(),
                 self.max_stale.as_secs()
             )));
         }
-        Ok(Current {
-            set: s.set.clone(),
-            generation: s.generation,
-        })
+        Ok(current)
     }
 
     /// Whether something verified with keys of `generation` may still be trusted without
