@@ -7,7 +7,7 @@
 
 mod used;
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -112,9 +112,8 @@ fn used() -> &'static Mutex<used::Used<[u8; NONCE_LEN]>> {
 /// Who a use is counted against: issuer and subject, hashed with a per-process seed.
 fn caller_of(identity: &Identity) -> used::Caller {
     static SEED: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
-    let mut h = SEED.get_or_init(Default::default).build_hasher();
-    (&identity.issuer, &identity.subject).hash(&mut h);
-    h.finish()
+    SEED.get_or_init(Default::default)
+        .hash_one((&identity.issuer, &identity.subject))
 }
 
 fn now_secs() -> u64 {

@@ -2,7 +2,7 @@
 //! in all, and the GET stream for server-to-client messages.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -363,9 +363,7 @@ impl SessionStore {
     }
 
     fn owner_of(&self, identity: &Identity) -> Owner {
-        let mut h = self.owners.build_hasher();
-        identity.binding().hash(&mut h);
-        h.finish()
+        self.owners.hash_one(identity.binding())
     }
 
     /// Server-to-client request ids of this store's sessions carry `replica`'s id.
