@@ -16,6 +16,7 @@ use reqwest::{IntoUrl, RequestBuilder, StatusCode, Url};
 
 use crate::error::BackendError;
 use crate::h1_pool::{H1Pool, PooledBody};
+use crate::redirect;
 
 /// Largest JSON body read from a backend.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -291,15 +292,21 @@ impl Post {
         }
     }
 
-    /// Sends it with `body`; the error describes the transport failure.
+    /// Sends it with `body`; the error describes the transport failure, or the redirect the
+    /// backend answered (never followed: see `redirect.rs`).
     pub(crate) async fn send(self, body: impl Into<Bytes>) -> Result<Response, String> {
         match self {
-            Self::General(b) => b
-                .body(body.into())
-                .send()
-                .await
-                .map(Response::General)
-                .map_err(|e| crate::error::describe(&e)),
+            Self::General(b) => {
+                let resp = b
+                    .body(body.into())
+                    .send()
+                    .await
+                    .map_err(|e| crate::error::describe(&e))?;
+                if resp.status().is_redirection() {
+                    return Err(redirect::refused(resp.status(), resp.headers(), resp.url()));
+                }
+                Ok(Response::General(resp))
+            }
             Self::Pooled {
                 pool,
                 headers,
@@ -308,7 +315,11 @@ impl Post {
                 if let Some(problem) = invalid {
                     return Err(format!("invalid request header: {problem}"));
                 }
-                Ok(Response::Pooled(pool.post(headers, body.into()).await?))
+                let resp = pool.post(headers, body.into()).await?;
+                if resp.status().is_redirection() {
+                    return Err(redirect::refused(resp.status(), resp.headers(), pool.url()));
+                }
+                Ok(Response::Pooled(resp))
             }
         }
     }

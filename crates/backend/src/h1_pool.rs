@@ -30,6 +30,8 @@ const MAX_IDLE_PER_THREAD: usize = 64;
 
 /// Connections to one `http://host:port/path` endpoint.
 pub(crate) struct H1Pool {
+    /// The endpoint, for resolving a redirect's `Location` in its error.
+    url: reqwest::Url,
     /// `host:port`, for connecting.
     address: String,
     /// The `Host` header.
@@ -58,6 +60,7 @@ impl H1Pool {
         };
         // IPv6 literals come back from `host_str` already bracketed.
         Some(Arc::new(Self {
+            url: url.clone(),
             address: format!("{host}:{port}"),
             host: HeaderValue::from_str(&authority).ok()?,
             target: target.parse().ok()?,
@@ -65,8 +68,13 @@ impl H1Pool {
         }))
     }
 
+    /// The endpoint.
+    pub(crate) fn url(&self) -> &reqwest::Url {
+        &self.url
+    }
+
     /// POSTs `body` with `headers`; the response body must be read to its end for the connection
-    /// to be reused.
+    /// to be reused. A redirect is answered like any response: this pool never follows one.
     pub(crate) async fn post(
         self: &Arc<Self>,
         mut headers: HeaderMap,

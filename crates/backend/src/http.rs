@@ -471,6 +471,12 @@ impl Poster {
                     describe(&e)
                 ))
             })?;
+        if resp.status().is_redirection() {
+            return Err(BackendError::Unavailable(format!(
+                "cannot resume the response stream: {}",
+                crate::redirect::refused(resp.status(), resp.headers(), resp.url())
+            )));
+        }
         let resp = Response::from(resp);
         if !resp.status().is_success() || !resp.is_event_stream() {
             return Err(BackendError::Unavailable(format!(

@@ -20,6 +20,7 @@ mod modern;
 mod param_headers;
 mod pending;
 mod per_session;
+mod redirect;
 mod sink;
 mod sse;
 mod stdio;
@@ -51,6 +52,8 @@ pub(crate) fn http_client_trusting(
     // harmlessly when one is already set).
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut builder = reqwest::Client::builder()
+        // A redirect would carry the backend's credential to wherever it points (see redirect.rs).
+        .redirect(reqwest::redirect::Policy::none())
         .tcp_nodelay(true)
         .pool_idle_timeout(std::time::Duration::from_secs(90))
         .pool_max_idle_per_host(64);

@@ -309,6 +309,13 @@ pub(crate) async fn probe(
         Err(e) => return Probe::Inconclusive(BackendError::Unavailable(describe(&e))),
     };
     let status = resp.status();
+    if status.is_redirection() {
+        return Probe::Inconclusive(BackendError::Unavailable(crate::redirect::refused(
+            status,
+            resp.headers(),
+            resp.url(),
+        )));
+    }
     if matches!(status.as_u16(), 401 | 403 | 407 | 408 | 429) || status.is_server_error() {
         return Probe::Inconclusive(BackendError::Unavailable(format!(
             "discover answered HTTP {status}"

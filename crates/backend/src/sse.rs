@@ -7,6 +7,7 @@ use futures_util::future::BoxFuture;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use tokio::sync::Mutex as AsyncMutex;
+use vmcp_auth::redact_url;
 use vmcp_proto::{Message, jsonrpc, revision, sse};
 
 use crate::{
@@ -17,6 +18,7 @@ use crate::{
     handshake::{self, ServerInfo},
     inbound::{Channel, Inbound},
     pending::Pending,
+    redirect,
     sink::CallSink,
 };
 
@@ -90,10 +92,17 @@ impl SseConnection {
             .send()
             .await
             .map_err(|e| BackendError::Unavailable(describe(&e)))?;
+        if resp.status().is_redirection() {
+            return Err(BackendError::Unavailable(redirect::refused(
+                resp.status(),
+                resp.headers(),
+                resp.url(),
+            )));
+        }
         if !resp.status().is_success() {
             return Err(BackendError::Unavailable(format!(
                 "GET {} answered HTTP {}",
-                self.url,
+                redact_url(&self.url),
                 resp.status()
             )));
         }
@@ -165,6 +174,13 @@ impl SseConnection {
             .send()
             .await
             .map_err(|e| BackendError::Unavailable(describe(&e)))?;
+        if resp.status().is_redirection() {
+            return Err(BackendError::Unavailable(redirect::refused(
+                resp.status(),
+                resp.headers(),
+                resp.url(),
+            )));
+        }
         if !resp.status().is_success() {
             return Err(BackendError::Unavailable(format!(
                 "POST answered HTTP {}",
