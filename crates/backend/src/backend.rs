@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use vmcp_proto::era::Era;
 
-use vmcp_auth::{Identity, OutgoingAuth, Secret};
+use vmcp_auth::{Identity, OutgoingAuth, Secret, UrlSecrets};
 
 use crate::{
     auto::AutoConnection,
@@ -164,6 +164,10 @@ pub struct Backend {
     next_id: AtomicI64,
     health: HealthTracker,
     routes: Arc<Routes>,
+    /// What of the backend's URL is never shown (see `vmcp_auth::redact_url`), scrubbed out of
+    /// every error before it is recorded, logged or returned: a backend's error page may echo
+    /// the request path, a token in it included.
+    secrets: UrlSecrets,
 }
 
 impl Backend {
@@ -193,7 +197,14 @@ impl Backend {
             (OutgoingAuth::TokenExchange(_), _) => {}
         }
         let per_caller = spec.auth.per_caller() && spec.isolation == Isolation::Shared;
+        let secrets = match &spec.transport {
+            TransportSpec::StreamableHttp { url, .. } | TransportSpec::Sse { url, .. } => {
+                UrlSecrets::new(url)
+            }
+            TransportSpec::Stdio(_) => UrlSecrets::default(),
+        };
         let mut backend = Backend {
+            secrets,
             health: HealthTracker::new(spec.health),
             pool: None,
             callers: per_caller.then(|| PerSessionPool::new(MAX_CALLERS, spec.per_session_idle)),
@@ -243,9 +254,8 @@ impl Backend {
                 &self.spec.id,
                 self.client.clone(),
                 // Parsed once per connection, not per request.
-                reqwest::Url::parse(url).map_err(|e| {
-                    BackendError::Unavailable(format!("invalid backend URL {url:?}: {e}"))
-                })?,
+                reqwest::Url::parse(url)
+                    .map_err(|e| BackendError::Unavailable(format!("invalid backend URL: {e}")))?,
                 headers,
                 inbound,
             )),
@@ -335,12 +345,17 @@ impl Backend {
     ) -> Result<Value, BackendError> {
         let era = origin.era;
         self.health.admit()?;
-        let conn = self.connection(origin).await?;
+        let conn = self.connection(origin).await.map_err(|e| self.scrub(e))?;
         crate::client::with_passthrough(
             origin.headers,
             self.request_on(conn, era, method, params, sink),
         )
         .await
+    }
+
+    /// `e` with the secrets of the backend's URL scrubbed out.
+    fn scrub(&self, e: BackendError) -> BackendError {
+        e.scrubbed(&self.secrets)
     }
 
     async fn request_on(
@@ -394,7 +409,8 @@ impl Backend {
             }
             outcome
         })
-        .await;
+        .await
+        .map_err(|e| self.scrub(e));
         call.finish(match &outcome {
             Ok(r) if r.get("isError") == Some(&Value::Bool(true)) => Some("tool_error".into()),
             Ok(_) => None,
@@ -527,11 +543,11 @@ impl Backend {
         uri: &str,
         on: bool,
     ) -> Result<(), BackendError> {
-        let conn = self.connection(origin).await?;
+        let conn = self.connection(origin).await.map_err(|e| self.scrub(e))?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let watch = conn.watch_resource(origin.era, id, uri, on);
         match tokio::time::timeout(self.spec.timeout, watch).await {
-            Ok(r) => r,
+            Ok(r) => r.map_err(|e| self.scrub(e)),
             Err(_) => Err(BackendError::Timeout(self.spec.timeout)),
         }
     }
@@ -546,9 +562,9 @@ impl Backend {
         method: &str,
         params: Option<&Value>,
     ) -> Result<(), BackendError> {
-        let conn = self.connection(origin).await?;
+        let conn = self.connection(origin).await.map_err(|e| self.scrub(e))?;
         match tokio::time::timeout(self.spec.timeout, conn.notify(method, params)).await {
-            Ok(r) => r,
+            Ok(r) => r.map_err(|e| self.scrub(e)),
             Err(_) => Err(BackendError::Timeout(self.spec.timeout)),
         }
     }
@@ -559,9 +575,9 @@ impl Backend {
     /// Why the backend could not be reached within its timeout.
     pub async fn ready(&self, origin: Origin<'_>) -> Result<Arc<ServerInfo>, BackendError> {
         self.health.admit()?;
-        let conn = self.connection(origin).await?;
+        let conn = self.connection(origin).await.map_err(|e| self.scrub(e))?;
         let outcome = match tokio::time::timeout(self.spec.timeout, conn.ready()).await {
-            Ok(r) => r,
+            Ok(r) => r.map_err(|e| self.scrub(e)),
             Err(_) => Err(BackendError::Timeout(self.spec.timeout)),
         };
         match &outcome {
@@ -591,7 +607,7 @@ impl Backend {
             Ok(Ok(())) | Ok(Err(BackendError::Rpc(_))) => {
                 self.observe(Outcome::Success(Some(started.elapsed())));
             }
-            Ok(Err(e)) => self.observe(Outcome::Failure(&e)),
+            Ok(Err(e)) => self.observe(Outcome::Failure(&self.scrub(e))),
             Err(_) => self.observe(Outcome::Failure(&BackendError::Timeout(timeout))),
         }
     }

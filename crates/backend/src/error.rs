@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use vmcp_auth::{UrlSecrets, redact_url};
 use vmcp_proto::ErrorObject;
 
 /// A failed backend request.
@@ -38,17 +39,96 @@ impl BackendError {
     pub fn is_operational(&self) -> bool {
         !matches!(self, BackendError::Rpc(_) | BackendError::Auth(_))
     }
+
+    /// The error with the hidden parts of a backend's URL replaced in its text (the backend's
+    /// own message included): a backend's error page may echo the request path and query.
+    pub(crate) fn scrubbed(self, secrets: &UrlSecrets) -> Self {
+        if secrets.is_empty() {
+            return self;
+        }
+        let scrub = |s: String| match secrets.scrub(&s) {
+            std::borrow::Cow::Borrowed(_) => s,
+            std::borrow::Cow::Owned(clean) => clean,
+        };
+        match self {
+            BackendError::Rpc(mut e) => {
+                e.message = scrub(e.message);
+                BackendError::Rpc(e)
+            }
+            BackendError::Unavailable(s) => BackendError::Unavailable(scrub(s)),
+            BackendError::Protocol(s) => BackendError::Protocol(scrub(s)),
+            BackendError::Exited(s) => BackendError::Exited(scrub(s)),
+            BackendError::Auth(s) => BackendError::Auth(scrub(s)),
+            other @ (BackendError::Timeout(_) | BackendError::Cancelled) => other,
+        }
+    }
 }
 
-/// A transport error with its causes, for messages and logs. (reqwest and hyper never print header
-/// values, so no secret leaks.)
-pub(crate) fn describe(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
+/// A transport error with its causes, for messages and logs. reqwest's text names the request's
+/// URL, which can hold a credential (userinfo, a token in the path or query): it is shown
+/// redacted. (reqwest and hyper never print header values.)
+pub(crate) fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = String::new();
+    let mut urls = Vec::new();
+    let mut next = Some(e);
+    while let Some(cause) = next {
+        if !s.is_empty() {
+            s.push_str(": ");
+        }
         s.push_str(&cause.to_string());
-        source = cause.source();
+        if let Some(url) = cause
+            .downcast_ref::<reqwest::Error>()
+            .and_then(reqwest::Error::url)
+        {
+            urls.push(url.as_str().to_owned());
+        }
+        next = cause.source();
+    }
+    for url in urls {
+        s = s.replace(&url, &redact_url(&url));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_transport_error_shows_the_url_redacted() {
+        // Nothing listens on port 1 of loopback: the connection is refused at once.
+        let url = "http://user:PASSWORD42@127.0.0.1:1/mcp/PATHSECRET1234567890?api_key=QUERYSECRET";
+        let Err(e) = crate::http_client().unwrap().get(url).send().await else {
+            panic!("port 1 answered");
+        };
+        assert!(
+            e.to_string().contains("PATHSECRET"),
+            "reqwest names the URL"
+        );
+        let text = describe(&e);
+        for secret in ["PASSWORD42", "PATHSECRET", "QUERYSECRET"] {
+            assert!(!text.contains(secret), "{text}");
+        }
+        assert!(
+            text.contains("http://127.0.0.1:1/mcp/REDACTED?api_key=REDACTED"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn scrubbing_reaches_every_message() {
+        let secrets = UrlSecrets::new("http://h/mcp/PATHSECRET1234567890");
+        let echo = "Cannot POST /mcp/PATHSECRET1234567890";
+        let rpc = BackendError::Rpc(ErrorObject::new(-32601, echo));
+        for e in [
+            rpc,
+            BackendError::Unavailable(echo.into()),
+            BackendError::Protocol(echo.into()),
+            BackendError::Exited(echo.into()),
+            BackendError::Auth(echo.into()),
+        ] {
+            let text = e.scrubbed(&secrets).to_string();
+            assert!(text.contains("/mcp/REDACTED"), "{text}");
+        }
+    }
 }
