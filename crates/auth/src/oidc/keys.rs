@@ -24,6 +24,7 @@ use serde_json::Value;
 use crate::error::AuthError;
 use crate::fetch::Fetcher;
 use crate::jose::KeySet;
+use crate::url_redact::redact_url;
 
 /// Least time between two key-set fetches (after a failure, or caused by unknown key ids).
 pub(crate) const MIN_REFRESH: Duration = Duration::from_secs(10);
@@ -205,7 +206,7 @@ impl KeyCache {
                 None => self.discover().await?,
             };
             let doc = self.fetcher.get(&url).await.map_err(|e| e.to_string())?;
-            let set = KeySet::parse(&doc).map_err(|e| format!("{url}: {e}"))?;
+            let set = KeySet::parse(&doc).map_err(|e| format!("{}: {e}", redact_url(&url)))?;
             Ok::<_, String>((url, set, digest(&doc)))
         }
         .await;
@@ -255,15 +256,16 @@ impl KeyCache {
             self.issuer.trim_end_matches('/')
         );
         let doc = self.fetcher.get(&url).await.map_err(|e| e.to_string())?;
+        let shown = redact_url(&url);
         let v: Value =
-            serde_json::from_slice(&doc).map_err(|_| format!("{url}: not a JSON document"))?;
+            serde_json::from_slice(&doc).map_err(|_| format!("{shown}: not a JSON document"))?;
         if v.get("issuer").and_then(Value::as_str).map(str::trim) != Some(self.issuer.trim()) {
-            return Err(format!("{url}: its issuer is not {}", self.issuer));
+            return Err(format!("{shown}: its issuer is not {}", self.issuer));
         }
         v.get("jwks_uri")
             .and_then(Value::as_str)
             .map(str::to_string)
-            .ok_or_else(|| format!("{url}: no jwks_uri"))
+            .ok_or_else(|| format!("{shown}: no jwks_uri"))
     }
 
     /// Moves every recorded instant `by` into the past, as if that much time had gone by.
