@@ -27,6 +27,8 @@ pub struct Route {
 #[derive(Debug, Default)]
 pub struct Catalog {
     tools: Vec<Value>,
+    /// Where each advertised tool is in `tools`, by name.
+    tool_positions: HashMap<String, usize>,
     tool_routes: HashMap<String, Route>,
     resources: Vec<Value>,
     resource_routes: HashMap<String, String>,
@@ -100,7 +102,36 @@ impl Catalog {
             .map(|t| t.tool)
             .chain(composites)
             .collect();
-        cat.tools.sort_by(|a, b| tool_name(a).cmp(tool_name(b)));
+        // In the order the backends list them (backends in sorted order), as a client connected
+        // to one backend directly sees them; composite tools after, by name.
+        let listed: HashMap<(&str, &str), (usize, usize)> = caps
+            .iter()
+            .enumerate()
+            .flat_map(|(b, c)| {
+                c.tools
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, t)| ((c.backend.as_str(), tool_name(t)), (b, i)))
+            })
+            .collect();
+        let order = |t: &Value| {
+            cat.tool_routes
+                .get(tool_name(t))
+                .and_then(|r| listed.get(&(r.backend.as_str(), r.original.as_str())))
+                .copied()
+                .unwrap_or((usize::MAX, 0))
+        };
+        cat.tools.sort_by(|a, b| {
+            order(a)
+                .cmp(&order(b))
+                .then_with(|| tool_name(a).cmp(tool_name(b)))
+        });
+        cat.tool_positions = cat
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (tool_name(t).to_owned(), i))
+            .collect();
         if let Some(settings) = &policy.optimizer {
             // Tools per server, for find_tool's description (composites count as vmcp's).
             let mut backends = std::collections::BTreeMap::new();
@@ -176,7 +207,8 @@ impl Catalog {
         Ok(cat)
     }
 
-    /// Advertised tools, sorted by name.
+    /// Advertised tools: each backend's in its own order (backends sorted by name), then
+    /// composite tools by name.
     pub fn tools(&self) -> &[Value] {
         &self.tools
     }
@@ -196,15 +228,7 @@ impl Catalog {
 
     /// The advertised definition of tool `name` (hidden tools have none).
     pub fn advertised_tool(&self, name: &str) -> Option<&Value> {
-        self.tools
-            .binary_search_by(|t| {
-                t.get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .cmp(name)
-            })
-            .ok()
-            .map(|i| &self.tools[i])
+        self.tool_positions.get(name).map(|&i| &self.tools[i])
     }
 
     /// The route of a tool by its advertised (or hidden-but-routable) name.

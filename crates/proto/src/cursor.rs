@@ -1,6 +1,7 @@
-//! Self-describing keyset cursors for list pagination. A cursor names the list kind, the last key
-//! delivered and how many items sharing that key were already sent, so the server keeps no state
-//! and a duplicate key on a page boundary is never skipped. Items must be sorted by key.
+//! Self-describing cursors for list pagination. A cursor names the list kind, the key of the last
+//! item delivered and how many items were delivered, so the server keeps no state. Lists keep the
+//! order their backends give them (not sorted by key), so resuming finds the last item again: at
+//! its place when the list did not change, else by its key; when it vanished, at the same count.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -9,21 +10,18 @@ use serde_json::{Value, json};
 /// Longest cursor accepted.
 pub const MAX_CURSOR: usize = 512;
 
-/// A decoded position: resume after `delivered` items with key `last`.
+/// A decoded position: resume after the item with key `last`, the `next`-th item delivered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Position {
-    /// The last key delivered.
+    /// The key of the last item delivered.
     pub last: String,
-    /// How many items with that key were delivered.
-    pub delivered: usize,
+    /// How many items were delivered (the index of the next one).
+    pub next: usize,
 }
 
 /// Encodes a position in list `kind`.
 pub fn encode(kind: &str, pos: &Position) -> String {
-    let mut v = json!({"k": kind, "l": pos.last});
-    if pos.delivered > 0 {
-        v["d"] = json!(pos.delivered);
-    }
+    let v = json!({"k": kind, "l": pos.last, "i": pos.next});
     URL_SAFE_NO_PAD.encode(v.to_string())
 }
 
@@ -38,15 +36,15 @@ pub fn decode(kind: &str, cursor: &str) -> Option<Position> {
         return None;
     }
     let last = v.get("l")?.as_str().filter(|l| !l.is_empty())?.to_string();
-    let delivered = match v.get("d") {
+    // Cursors minted before the count was carried resume by key alone.
+    let next = match v.get("i") {
         None => 0,
-        Some(d) => usize::try_from(d.as_u64()?).ok()?,
+        Some(i) => usize::try_from(i.as_u64()?).ok()?,
     };
-    Some(Position { last, delivered })
+    Some(Position { last, next })
 }
 
-/// One page of `items` (sorted by `key`) starting at `from`, and the position after it when more
-/// remain.
+/// One page of `items` starting after `from`, and the position after it when more remain.
 pub fn page<'a, T>(
     items: &'a [T],
     key: impl Fn(&T) -> &str,
@@ -56,12 +54,19 @@ pub fn page<'a, T>(
     let start = match from {
         None => 0,
         Some(pos) => {
-            let first = items.partition_point(|i| key(i) < pos.last.as_str());
-            let equal = items[first..]
-                .iter()
-                .take_while(|i| key(i) == pos.last)
-                .count();
-            first + pos.delivered.min(equal)
+            let unchanged = pos
+                .next
+                .checked_sub(1)
+                .and_then(|i| items.get(i))
+                .is_some_and(|i| key(i) == pos.last);
+            if unchanged {
+                pos.next
+            } else {
+                items
+                    .iter()
+                    .position(|i| key(i) == pos.last)
+                    .map_or(pos.next.min(items.len()), |i| i + 1)
+            }
         }
     };
     let end = (start + size.max(1)).min(items.len());
@@ -72,17 +77,11 @@ pub fn page<'a, T>(
     let Some(last_item) = page.last() else {
         return (page, None);
     };
-    let last = key(last_item);
-    let delivered = items[..end]
-        .iter()
-        .rev()
-        .take_while(|i| key(i) == last)
-        .count();
     (
         page,
         Some(Position {
-            last: last.to_string(),
-            delivered,
+            last: key(last_item).to_string(),
+            next: end,
         }),
     )
 }
@@ -118,7 +117,7 @@ mod tests {
             "tools",
             &Position {
                 last: "x".into(),
-                delivered: 0,
+                next: 3,
             },
         );
         assert!(decode("tools", &good).is_some());
@@ -130,23 +129,32 @@ mod tests {
         assert!(decode("tools", &"A".repeat(MAX_CURSOR + 1)).is_none());
         let forged = |j: &str| URL_SAFE_NO_PAD.encode(j);
         assert!(decode("tools", &forged(r#"{"k":"tools","l":""}"#)).is_none());
-        assert!(decode("tools", &forged(r#"{"k":"tools","l":"x","d":-1}"#)).is_none());
+        assert!(decode("tools", &forged(r#"{"k":"tools","l":"x","i":-1}"#)).is_none());
+        assert_eq!(
+            decode("tools", &forged(r#"{"k":"tools","l":"x"}"#)).map(|p| p.next),
+            Some(0),
+            "an older cursor resumes by key"
+        );
         assert!(decode("tools", &forged(r#"{"k":"tools"}"#)).is_none());
         assert!(decode("tools", &forged("[1]")).is_none());
     }
 
     #[test]
-    fn vanished_key_resumes_at_the_next_one() {
-        let items = ["a", "c"];
-        let (page, _) = page(
-            &items,
-            |s| s,
-            Some(&Position {
-                last: "b".into(),
-                delivered: 1,
-            }),
-            10,
-        );
-        assert_eq!(page, ["c"]);
+    fn a_changed_list_resumes_after_the_last_item_or_at_the_same_count() {
+        let at = |last: &str, next| Position {
+            last: last.into(),
+            next,
+        };
+        // Unsorted lists page in their own order.
+        let items = ["z", "a", "m", "b"];
+        assert_eq!(page(&items, |s| s, Some(&at("a", 2)), 10).0, ["m", "b"]);
+        // An item inserted before the position: resume after the last item, found by key.
+        let grown = ["new", "z", "a", "m", "b"];
+        assert_eq!(page(&grown, |s| s, Some(&at("a", 2)), 10).0, ["m", "b"]);
+        // The last item vanished: resume at the same count.
+        let shrunk = ["z", "m", "b"];
+        assert_eq!(page(&shrunk, |s| s, Some(&at("a", 2)), 10).0, ["b"]);
+        // A count past the end gives an empty last page.
+        assert!(page(&shrunk, |s| s, Some(&at("q", 9)), 10).0.is_empty());
     }
 }

@@ -178,7 +178,7 @@ fn plain(mut result: Value) -> Value {
     result
 }
 
-/// One page of a list (items sorted by key), with `nextCursor` while more remain.
+/// One page of a list (in its advertised order), with `nextCursor` while more remain.
 pub(crate) fn page<'c>(
     ctx: &Ctx<'_>,
     params: &Value,

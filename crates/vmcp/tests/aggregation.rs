@@ -37,12 +37,26 @@ async fn prefix_strategy_prefixes_and_translates_names_on_calls() {
         assert!(names.contains(&n.to_string()), "{n} missing from {names:?}");
     }
     assert!(!names.contains(&"echo".to_string()));
-    let mut sorted = names.clone();
-    sorted.sort();
+    // Backends in sorted order, each one's tools in the order it lists them (the fixture lists
+    // echo, then whoami, first), as a client connected to it directly sees them.
+    let backends: Vec<&str> = names.iter().map(|n| n.split('_').next().unwrap()).collect();
+    let mut grouped = backends.clone();
+    grouped.sort();
     assert_eq!(
-        names, sorted,
-        "tools are listed in a deterministic (sorted) order"
+        backends, grouped,
+        "grouped by backend in sorted order: {names:?}"
     );
+    for backend in ["notes", "weather"] {
+        let own: Vec<&str> = names
+            .iter()
+            .filter_map(|n| n.strip_prefix(&format!("{backend}_")))
+            .collect();
+        assert_eq!(
+            own[..2],
+            ["echo", "whoami"],
+            "{backend} keeps its own order: {own:?}"
+        );
+    }
     assert_eq!(text_of(&c.call("notes_whoami", json!({})).await), "notes");
     assert_eq!(
         text_of(&c.call("weather_whoami", json!({})).await),

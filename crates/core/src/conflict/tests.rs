@@ -272,8 +272,22 @@ fn resolution_is_deterministic_whatever_the_input_order() {
     let two = resolve_tools(&p, &[caps("b", &["x"]), caps("a", &["y", "x"])]);
     // resolve_tools expects sorted input; Catalog::build sorts, so compare through it.
     let c1 = Catalog::build(&p, vec![caps("a", &["x", "y"]), caps("b", &["x"])], vec![]).unwrap();
-    let c2 = Catalog::build(&p, vec![caps("b", &["x"]), caps("a", &["y", "x"])], vec![]).unwrap();
+    let c2 = Catalog::build(&p, vec![caps("b", &["x"]), caps("a", &["x", "y"])], vec![]).unwrap();
     assert_eq!(c1.tools(), c2.tools());
+    // Each backend's tools keep the order the backend lists them in, as a direct client sees.
+    let c3 = Catalog::build(&p, vec![caps("b", &["x"]), caps("a", &["y", "x"])], vec![]).unwrap();
+    let names = |c: &Catalog| {
+        c.tools()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&c1), ["a_x", "y", "b_x"]);
+    assert_eq!(names(&c3), ["y", "a_x", "b_x"]);
+    assert_eq!(
+        c3.advertised_tool("a_x").map(|t| &t["name"]),
+        Some(&json!("a_x"))
+    );
     assert_eq!(one.len(), 3);
     assert!(two.is_ok());
 }
