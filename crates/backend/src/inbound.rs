@@ -2,10 +2,13 @@
 //!
 //! Attribution is only ever certain, never guessed: a progress notification carries a token the
 //! gateway issued; a message on a request's own response stream belongs to that request; on a
-//! multiplexed stream (stdio, HTTP+SSE, the GET stream) a message belongs to the one request in
-//! flight if there is exactly one, or to the client session that owns the connection
-//! (`isolation: perSession`). Anything else is not forwarded: notifications are dropped with a debug
-//! log, and requests are refused with an error that says why.
+//! multiplexed channel (stdio, HTTP+SSE) a message belongs to the one request in flight if there is
+//! exactly one, or to the client session that owns the connection (`isolation: perSession`). The
+//! HTTP GET stream is for messages unrelated to requests, so only the owning session gets them,
+//! except log messages: servers (rmcp among them) send a call's logs there rather than on the
+//! call's response stream, so a log is attributed as on a multiplexed channel. Anything else is not
+//! forwarded: notifications are dropped with a debug log, and requests are refused with an error
+//! that says why.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -302,6 +305,10 @@ impl Inbound {
             }
             return;
         }
+        let channel = match (channel, method.as_str()) {
+            (Channel::Standalone, "notifications/message") => Channel::Shared,
+            _ => channel,
+        };
         match self.target(channel) {
             Some(sink) => sink.notify(method, params),
             None => {

@@ -40,6 +40,8 @@ pub struct Catalog {
     failed: Vec<(String, String)>,
     fingerprints: [u64; 3],
     subscribe: bool,
+    /// Backends that support resource subscriptions, in sorted order.
+    subscribers: Vec<String>,
     logging: Vec<String>,
     composites: CompositeIndex,
     optimizer: Option<crate::optimizer::OptimizerIndex>,
@@ -190,7 +192,12 @@ impl Catalog {
             ]),
             fingerprint(&[cat.prompts.iter().collect()]),
         ];
-        cat.subscribe = caps.iter().any(|c| c.subscribe);
+        cat.subscribers = caps
+            .iter()
+            .filter(|c| c.subscribe)
+            .map(|c| c.backend.clone())
+            .collect();
+        cat.subscribe = !cat.subscribers.is_empty();
         cat.logging = caps
             .iter()
             .filter(|c| c.logging)
@@ -334,6 +341,11 @@ impl Catalog {
             "resources" => self.fingerprints[1],
             _ => self.fingerprints[2],
         }
+    }
+
+    /// The backends that support resource subscriptions, in sorted order.
+    pub fn subscribers(&self) -> &[String] {
+        &self.subscribers
     }
 
     /// Whether any backend supports resource subscriptions.

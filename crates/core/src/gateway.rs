@@ -423,6 +423,17 @@ impl Gateway {
         Ok(backend)
     }
 
+    /// Whether `identity` may read `uri` from `backend` (a URI no backend claims).
+    pub(crate) fn admit_uri_on(&self, identity: &Identity, uri: &str, backend: &str) -> bool {
+        let target = Target {
+            kind: Kind::Resource,
+            name: uri,
+            backend: Some(backend),
+            definition: None,
+        };
+        self.admit(identity, Action::ReadResource(target))
+    }
+
     pub(crate) fn backend(&self, id: &str) -> Result<Arc<Backend>, CoreError> {
         let backends = self.backends.load();
         backends

@@ -1,5 +1,6 @@
 //! Resource subscriptions: a client's `resources/subscribe` is forwarded to the backend that owns
-//! the URI, once per (connection, URI) however many sessions subscribe; the last unsubscribe
+//! the URI (or, for a URI no backend lists, to the first backend supporting subscriptions that
+//! accepts it), once per (connection, URI) however many sessions subscribe; the last unsubscribe
 //! forwards the unsubscribe. Updates come back as [`crate::GatewayNotice::ResourceUpdated`].
 
 use vmcp_backend::Origin;
@@ -20,7 +21,9 @@ fn origin<'a>(caller: &Caller<'a>) -> Origin<'a> {
 }
 
 impl Gateway {
-    /// Subscribes `caller` to `uri`.
+    /// Subscribes `caller` to `uri`. A URI no backend lists or matches by a template (servers
+    /// serve URIs they do not list) is offered to the backends that support subscriptions, in
+    /// sorted order, until one accepts.
     ///
     /// # Errors
     /// Unknown resource, denial, or the backend's failure.
@@ -30,24 +33,32 @@ impl Gateway {
         catalog: &Catalog,
         uri: &str,
     ) -> Result<(), CoreError> {
-        let (backend, key) = self.subscription_key(caller, catalog, uri)?;
-        let first = {
-            let mut subs = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
-            let n = subs.entry(key.clone()).or_insert(0);
-            *n += 1;
-            *n == 1
-        };
-        if first {
+        let owners = self.owners(caller, catalog, uri)?;
+        let mut refused = None;
+        for backend in owners {
+            let key = self.subscription_key(caller, &backend, uri)?;
+            let first = {
+                let mut subs = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+                let n = subs.entry(key.clone()).or_insert(0);
+                *n += 1;
+                *n == 1
+            };
+            if !first {
+                return Ok(());
+            }
             let b = self.backend(&backend)?;
-            if let Err(error) = b.watch_resource(origin(caller), uri, true).await {
-                self.release(&key);
-                return Err(CoreError::Backend { backend, error });
+            match b.watch_resource(origin(caller), uri, true).await {
+                Ok(()) => return Ok(()),
+                Err(error) => {
+                    self.release(&key);
+                    refused = Some(CoreError::Backend { backend, error });
+                }
             }
         }
-        Ok(())
+        Err(refused.unwrap_or_else(|| CoreError::UnknownResource(uri.to_string())))
     }
 
-    /// Drops `caller`'s subscription to `uri`.
+    /// Drops `caller`'s subscription to `uri` (with whichever backend accepted it).
     ///
     /// # Errors
     /// Unknown resource or the backend's failure.
@@ -57,14 +68,53 @@ impl Gateway {
         catalog: &Catalog,
         uri: &str,
     ) -> Result<(), CoreError> {
-        let (backend, key) = self.subscription_key(caller, catalog, uri)?;
-        if self.release(&key) {
-            let b = self.backend(&backend)?;
-            b.watch_resource(origin(caller), uri, false)
-                .await
-                .map_err(|error| CoreError::Backend { backend, error })?;
+        let owners = self.owners(caller, catalog, uri)?;
+        for backend in owners {
+            let key = self.subscription_key(caller, &backend, uri)?;
+            let held = self
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains_key(&key);
+            if !held {
+                continue;
+            }
+            if self.release(&key) {
+                let b = self.backend(&backend)?;
+                b.watch_resource(origin(caller), uri, false)
+                    .await
+                    .map_err(|error| CoreError::Backend { backend, error })?;
+            }
+            return Ok(());
         }
+        // Nothing to drop: unsubscribing from what one never subscribed to is not an error.
         Ok(())
+    }
+
+    /// The backends that may hold a subscription to `uri`: the one serving it, else (a URI nobody
+    /// lists) every backend supporting subscriptions that the caller may read it from.
+    fn owners(
+        &self,
+        caller: &Caller<'_>,
+        catalog: &Catalog,
+        uri: &str,
+    ) -> Result<Vec<String>, CoreError> {
+        if catalog.resource_backend(uri).is_some() {
+            return Ok(vec![
+                self.admit_uri(caller.identity, catalog, uri)?.to_owned(),
+            ]);
+        }
+        let owners: Vec<String> = catalog
+            .subscribers()
+            .iter()
+            .filter(|b| self.admit_uri_on(caller.identity, uri, b))
+            .cloned()
+            .collect();
+        if owners.is_empty() {
+            // Refused as any unknown URI is (the same denial when an authorizer is configured).
+            self.admit_uri(caller.identity, catalog, uri)?;
+        }
+        Ok(owners)
     }
 
     /// Decrements; true when that was the last subscriber.
@@ -86,10 +136,9 @@ impl Gateway {
     fn subscription_key(
         &self,
         caller: &Caller<'_>,
-        catalog: &Catalog,
+        backend: &str,
         uri: &str,
-    ) -> Result<(String, SubscriptionKey), CoreError> {
-        let backend = self.admit_uri(caller.identity, catalog, uri)?;
+    ) -> Result<SubscriptionKey, CoreError> {
         let b = self.backend(backend)?;
         // A shared connection is subscribed once for everyone (per revision hop: a backend serving
         // both gets session-based and 2026-07-28 subscriptions over their own hops); a per-session
@@ -99,9 +148,6 @@ impl Gateway {
         } else {
             String::new()
         };
-        Ok((
-            backend.to_string(),
-            (backend.to_string(), conn, caller.era, uri.to_string()),
-        ))
+        Ok((backend.to_string(), conn, caller.era, uri.to_string()))
     }
 }
