@@ -42,6 +42,10 @@ pub struct Catalog {
     subscribe: bool,
     /// Backends that support resource subscriptions, in sorted order.
     subscribers: Vec<String>,
+    /// Per kind (tools, resources, prompts): how many times each backend asked clients to re-list
+    /// with nothing we can see changed. Part of the kind's fingerprint, so such an announcement
+    /// still reaches the clients that see the backend's items, as it would directly.
+    relists: [std::collections::BTreeMap<String, u64>; 3],
     logging: Vec<String>,
     composites: CompositeIndex,
     optimizer: Option<crate::optimizer::OptimizerIndex>,
@@ -336,11 +340,25 @@ impl Catalog {
     /// A hash of what a kind ("tools", "resources" with templates, "prompts") advertises, to tell
     /// whether a re-derivation changed it.
     pub fn fingerprint(&self, kind: &str) -> u64 {
-        match kind {
-            "tools" => self.fingerprints[0],
-            "resources" => self.fingerprints[1],
-            _ => self.fingerprints[2],
+        self.fingerprints[kind_index(kind)]
+    }
+
+    /// Records the backends' re-list announcements (see `relists`) into the fingerprints.
+    pub(crate) fn note_relists(&mut self, relists: &HashMap<(String, usize), u64>) {
+        for ((backend, kind), n) in relists {
+            if let Some(per_kind) = self.relists.get_mut(*kind) {
+                per_kind.insert(backend.clone(), *n);
+            }
         }
+        for kind in 0..3 {
+            self.fingerprints[kind] = mix(self.fingerprints[kind], &self.relists[kind], |_| true);
+        }
+    }
+
+    /// `base` with the re-list counts of kind `kind` ("tools", "resources", "prompts") of the
+    /// backends `seen` says a caller sees items of.
+    pub(crate) fn relist_mix(&self, kind: &str, base: u64, seen: impl Fn(&str) -> bool) -> u64 {
+        mix(base, &self.relists[kind_index(kind)], seen)
     }
 
     /// The backends that support resource subscriptions, in sorted order.
@@ -418,6 +436,35 @@ fn dedupe_by_key(
 }
 
 /// A hash of lists of items (a whole kind, or the part of it one caller sees).
+/// The index of a kind in per-kind arrays.
+pub(crate) fn kind_index(kind: &str) -> usize {
+    match kind {
+        "tools" => 0,
+        "resources" => 1,
+        _ => 2,
+    }
+}
+
+/// `base` mixed with the counts of the backends `seen` keeps (unchanged when there are none).
+fn mix(
+    base: u64,
+    counts: &std::collections::BTreeMap<String, u64>,
+    seen: impl Fn(&str) -> bool,
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut kept = counts.iter().filter(|(b, _)| seen(b)).peekable();
+    if kept.peek().is_none() {
+        return base;
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    base.hash(&mut h);
+    for (backend, n) in kept {
+        backend.hash(&mut h);
+        n.hash(&mut h);
+    }
+    h.finish()
+}
+
 pub(crate) fn fingerprint(lists: &[Vec<&Value>]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();

@@ -176,8 +176,18 @@ impl Gateway {
             let Some(entry) = caps.iter_mut().find(|c| &c.backend == id) else {
                 continue;
             };
+            let before = entry.clone();
             if let Err(e) = discover::requery(&backend, entry, kind).await {
                 tracing::warn!(backend = %id, kind, error = %e, "re-listing after list_changed failed; keeping the previous list");
+            } else if *entry == before {
+                // The backend asked its clients to re-list and nothing we see changed: still
+                // tell the clients that see its items, as a direct connection would.
+                *self
+                    .relists
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry((id.clone(), crate::catalog::kind_index(kind)))
+                    .or_default() += 1;
             }
         }
         let catalog = match self.build(caps.clone(), failed.clone()) {

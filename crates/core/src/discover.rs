@@ -13,7 +13,7 @@ use crate::admission::Identity;
 const MAX_PAGES: usize = 1000;
 
 /// What one backend offers.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BackendCapabilities {
     /// The backend's name.
     pub backend: String,

@@ -118,6 +118,8 @@ pub struct Gateway {
     pub(crate) this: std::sync::OnceLock<std::sync::Weak<Gateway>>,
     /// Whether a background refresh is running.
     refreshing: AtomicBool,
+    /// (backend, kind index) -> how many times it announced a list change with an unchanged list.
+    pub(crate) relists: Mutex<std::collections::HashMap<(String, usize), u64>>,
 }
 
 impl Gateway {
@@ -133,6 +135,7 @@ impl Gateway {
             ready: AtomicBool::new(false),
             notices: broadcast::channel(64).0,
             subscriptions: Mutex::new(std::collections::HashMap::new()),
+            relists: Mutex::new(std::collections::HashMap::new()),
             views: Mutex::new(Views::default()),
             visible: Mutex::new(std::collections::HashMap::new()),
             watchers: Mutex::new(Vec::new()),
@@ -366,17 +369,23 @@ impl Gateway {
             .map(|c| c.backend.as_str())
             .collect();
         let policy = &self.opts().policy;
-        if withdrawn.is_empty() {
-            return Catalog::build(policy, caps, failed).map_err(CoreError::DiscoveryFailed);
+        let mut catalog = if withdrawn.is_empty() {
+            Catalog::build(policy, caps, failed).map_err(CoreError::DiscoveryFailed)?
+        } else {
+            let live = caps
+                .iter()
+                .filter(|c| !withdrawn.contains(c.backend.as_str()))
+                .cloned()
+                .collect();
+            let mut catalog =
+                Catalog::build(policy, live, failed).map_err(CoreError::DiscoveryFailed)?;
+            catalog.note_withdrawn(policy, &caps, &withdrawn);
+            catalog
+        };
+        let relists = self.relists.lock().unwrap_or_else(|p| p.into_inner());
+        if !relists.is_empty() {
+            catalog.note_relists(&relists);
         }
-        let live = caps
-            .iter()
-            .filter(|c| !withdrawn.contains(c.backend.as_str()))
-            .cloned()
-            .collect();
-        let mut catalog =
-            Catalog::build(policy, live, failed).map_err(CoreError::DiscoveryFailed)?;
-        catalog.note_withdrawn(policy, &caps, &withdrawn);
         Ok(catalog)
     }
 
@@ -502,14 +511,48 @@ impl Gateway {
         if self.opts().authorizer.admits_everything() {
             return catalog.fingerprint(kind);
         }
-        match kind {
-            "tools" => crate::catalog::fingerprint(&[self.list_tools(identity, catalog)]),
-            "resources" => crate::catalog::fingerprint(&[
-                self.list_resources(identity, catalog),
-                self.list_templates(identity, catalog),
-            ]),
-            _ => crate::catalog::fingerprint(&[self.list_prompts(identity, catalog)]),
-        }
+        let name = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+        let (lists, backends): (Vec<Vec<&Value>>, std::collections::HashSet<String>) = match kind {
+            "tools" => {
+                let tools = self.list_tools(identity, catalog);
+                let seen = tools
+                    .iter()
+                    .filter_map(|t| catalog.tool(&name(t, "name")?).map(|r| r.backend.clone()))
+                    .collect();
+                (vec![tools], seen)
+            }
+            "resources" => {
+                let (resources, templates) = (
+                    self.list_resources(identity, catalog),
+                    self.list_templates(identity, catalog),
+                );
+                let seen = resources
+                    .iter()
+                    .filter_map(|r| {
+                        catalog
+                            .resource_backend(&name(r, "uri")?)
+                            .map(str::to_owned)
+                    })
+                    .chain(templates.iter().filter_map(|t| {
+                        catalog
+                            .template_backend(&name(t, "uriTemplate")?)
+                            .map(str::to_owned)
+                    }))
+                    .collect();
+                (vec![resources, templates], seen)
+            }
+            _ => {
+                let prompts = self.list_prompts(identity, catalog);
+                let seen = prompts
+                    .iter()
+                    .filter_map(|p| catalog.prompt(&name(p, "name")?).map(|r| r.backend.clone()))
+                    .collect();
+                (vec![prompts], seen)
+            }
+        };
+        catalog.relist_mix(kind, crate::catalog::fingerprint(&lists), |b| {
+            backends.contains(b)
+        })
     }
 
     fn filter<'c>(
