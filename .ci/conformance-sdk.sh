@@ -3,8 +3,10 @@
 # each built with an official SDK, directly and through vmcp in front of it (one vmcp per server);
 # then .ci/conformance-compare.py checks that every check passing directly passes through the
 # gateway too (the listed exceptions aside). Servers:
-#   - python: the Python MCP SDK (tests/interop/conformance_server.py);
-#   - rmcp:   rmcp, the Rust SDK (crates/rmcp-conformance).
+#   - python:     the Python MCP SDK (tests/interop/conformance_server.py);
+#   - rmcp:       rmcp, the Rust SDK (crates/rmcp-conformance);
+#   - everything: the official TypeScript reference server, @modelcontextprotocol/server-everything
+#                 from the npm registry (pinned below), which nobody here wrote.
 # Suites, for each: 0.1.16 (active set) and 0.2.0-alpha.12 --suite all at --spec-version
 # 2025-11-25 and 2026-07-28. Every run is done even when one fails; the exit status says if any did.
 # KEEP_WORK=1 keeps the temporary directory (suite outputs, server and vmcp logs) and names it.
@@ -62,15 +64,28 @@ YAML
 
 start_server python .ci/.venv/bin/python tests/interop/conformance_server.py
 start_server rmcp ./target/debug/vmcp-rmcp-conformance
-# The Python server sits behind one backend session all client sessions share (the default);
-# the rmcp server behind one per client session. rmcp sends a tool's log notifications
-# (notifications/message) on the session's standalone GET stream, not on the call's response
-# stream (rmcp 3.11 LocalSessionWorker::resolve_outbound_channel); on a shared backend session
-# vmcp cannot tell whose they are and drops them (crates/backend/src/inbound.rs: attribution is
-# never guessed), so tools-call-with-logging would be lost. On a per-session backend session the
-# GET stream belongs to one client session, and they reach it.
+
+# The TypeScript reference server takes its port from PORT and says so on stderr.
+everything=.ci/.everything
+everything_version=2026.8.31
+if [ ! -f "$everything/node_modules/@modelcontextprotocol/server-everything/package.json" ] ||
+  ! grep -q "\"version\": \"$everything_version\"" "$everything/node_modules/@modelcontextprotocol/server-everything/package.json"; then
+  npm install --silent --no-audit --no-fund --prefix "$everything" "@modelcontextprotocol/server-everything@$everything_version" >/dev/null
+fi
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$port node "$everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js" streamableHttp \
+  >"$work/everything.out" 2>"$work/everything.err" &
+pids+=($!)
+for _ in $(seq 300); do grep -q listening "$work/everything.err" 2>/dev/null && break; sleep 0.05; done
+grep -q listening "$work/everything.err" || { echo "the everything server did not start"; cat "$work/everything.err"; exit 1; }
+echo "http://127.0.0.1:$port/mcp" >"$work/everything.url"
+# Every server sits behind one backend session that all client sessions share: the default a user
+# gets. (rmcp sends a tool's log notifications on the session's standalone GET stream rather than
+# the call's response stream; vmcp gives a log there to the one call in flight on the connection,
+# crates/backend/src/inbound.rs.)
 start_gateway python "$(cat "$work/python.url")" shared
-start_gateway rmcp "$(cat "$work/rmcp.url")" perSession
+start_gateway rmcp "$(cat "$work/rmcp.url")" shared
+start_gateway everything "$(cat "$work/everything.url")" shared
 
 failed=()
 run() { # server label suite args... ; runs directly and through that server's vmcp, then compares
@@ -81,9 +96,13 @@ run() { # server label suite args... ; runs directly and through that server's v
     local url; url=$(cat "$work/$server.url"); [ "$side" = gateway ] && url=$(cat "$work/gw-$server.url")
     echo "== $server: $label, $side ($url)"
     if ! .ci/conformance.sh "$url" "$@" -o "$work/$slug-$side" >"$work/$slug-$side.log" 2>&1; then
-      grep -E "^(✗|Total|== )" "$work/$slug-$side.log" || true
-      [ "$side" = gateway ] && { echo "-- vmcp log (tail)"; tail -30 "$work/gw-$server.err"; }
-      ok=0
+      # The everything server is a reference server, not a conformance one: many checks fail on
+      # it directly, so only the comparison below judges it.
+      if [ "$server" != everything ]; then
+        grep -E "^(✗|Total|== )" "$work/$slug-$side.log" || true
+        [ "$side" = gateway ] && { echo "-- vmcp log (tail)"; tail -30 "$work/gw-$server.err"; }
+        ok=0
+      fi
     fi
     grep -E "^Total" "$work/$slug-$side.log" || true
   done
@@ -91,7 +110,7 @@ run() { # server label suite args... ; runs directly and through that server's v
   [ "$ok" = 1 ] || failed+=("$server: $label")
 }
 
-for server in python rmcp; do
+for server in python rmcp everything; do
   run "$server" "0.1.16 active" 0.1
   run "$server" "0.2 all at 2025-11-25" 0.2 --suite all --spec-version 2025-11-25
   run "$server" "0.2 all at 2026-07-28" 0.2 --suite all --spec-version 2026-07-28
@@ -100,4 +119,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   printf '== FAILED: %s\n' "${failed[@]}"
   exit 1
 fi
-echo "== conformance over the Python SDK and rmcp servers: every check passing directly passes through vmcp"
+echo "== conformance over the Python SDK, rmcp and TypeScript everything servers: every check passing directly passes through vmcp"
