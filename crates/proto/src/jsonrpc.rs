@@ -124,10 +124,15 @@ impl Message {
     /// ```
     pub fn parse(bytes: &[u8]) -> Result<Message, ParseError> {
         // Well-formed messages (nearly all of them) decode straight into the envelope's fields;
-        // anything unusual takes the general path, which owns every error message.
-        if let Some(message) = serde_json::from_slice::<Envelope<'_>>(bytes)
-            .ok()
-            .and_then(Envelope::into_message)
+        // anything unusual takes the general path, which owns every error message. Found by
+        // fuzzing (fuzz/fuzz_targets/jsonrpc_envelope.rs), the fast path must see only text (serde
+        // skips an unknown field's string without checking its UTF-8) and only objects (a derived
+        // struct also reads a JSON array positionally, so `["2.0",1,"ping"]` was a request).
+        if let Ok(text) = std::str::from_utf8(bytes)
+            && text.trim_start().starts_with('{')
+            && let Some(message) = serde_json::from_str::<Envelope<'_>>(text)
+                .ok()
+                .and_then(Envelope::into_message)
         {
             return Ok(message);
         }
