@@ -216,7 +216,12 @@ impl HttpConnection {
         let Some(id) = id else {
             return Ok(Outcome::Accepted);
         };
-        if resp.is_event_stream() {
+        let streamed = resp.is_event_stream();
+        self.inbound.routes.answered(streamed);
+        if streamed {
+            if let Some(sink) = sink {
+                sink.stream_opened();
+            }
             return self
                 .read_stream(resp, id, session, sink)
                 .await
@@ -265,11 +270,18 @@ impl HttpConnection {
                             "response stream closed {MAX_QUIET_RESUMES} times in a row without an event"
                         )));
                     }
-                    let wait = parser
-                        .retry_ms()
-                        .unwrap_or(DEFAULT_RETRY_MS)
-                        .min(MAX_RETRY_MS);
-                    tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+                    let wait = std::time::Duration::from_millis(
+                        parser
+                            .retry_ms()
+                            .unwrap_or(DEFAULT_RETRY_MS)
+                            .min(MAX_RETRY_MS),
+                    );
+                    // A clean close is the backend asking to be polled: the client is told to
+                    // poll too (a broken connection is only ours to mend).
+                    if let (Ok(None), Some(sink)) = (&end, sink) {
+                        sink.stream_paused(wait);
+                    }
+                    tokio::time::sleep(wait).await;
                     resp = s.poster.resume(last).await?;
                     parser.reconnected();
                     continue;
@@ -411,14 +423,28 @@ pub(crate) fn answer_for(id: i64, msg: Message) -> Result<Value, BackendError> {
         Message::Error { id: rid, error } if rid.as_i64() == Some(id) || rid.is_null() => {
             Err(BackendError::Rpc(error))
         }
-        other => Err(BackendError::Protocol(format!(
-            "expected the answer to request {id}, got {}",
-            String::from_utf8_lossy(&other.to_bytes())
-                .chars()
-                .take(200)
-                .collect::<String>()
-        ))),
+        other => Err(not_the_answer(id, &other)),
     }
+}
+
+/// The error for a message where request `id`'s answer should be. It names the message by kind
+/// and id or method, never by content: that may be another request's answer (another caller's
+/// result), and this error goes to this request's caller, the logs and `/status`.
+pub(crate) fn not_the_answer(id: i64, other: &Message) -> BackendError {
+    let short = |s: String| s.chars().take(64).collect::<String>();
+    let got = match other {
+        Message::Response { id: rid, .. } => {
+            format!("the answer to request {}", short(rid.to_string()))
+        }
+        Message::Error { id: rid, .. } => {
+            format!("an error answer to request {}", short(rid.to_string()))
+        }
+        Message::Request { method, .. } => format!("a request ({})", short(method.clone())),
+        Message::Notification { method, .. } => {
+            format!("a notification ({})", short(method.clone()))
+        }
+    };
+    BackendError::Protocol(format!("expected the answer to request {id}, got {got}"))
 }
 
 /// Everything needed to POST one message into an established backend session, detached from the
@@ -575,5 +601,38 @@ pub(crate) fn with_headers(
         req
     } else {
         req.headers(headers.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn regression_another_requests_answer_is_refused_without_its_content() {
+        let theirs = Message::Response {
+            id: json!(7),
+            result: json!({"content": [{"type": "text", "text": "SOMEONE-ELSES-RESULT"}]}),
+        };
+        let e = answer_for(5, theirs).unwrap_err();
+        assert!(matches!(e, BackendError::Protocol(_)), "{e:?}");
+        let text = e.to_string();
+        assert!(!text.contains("SOMEONE-ELSES"), "{text}");
+        assert_eq!(
+            text,
+            "protocol violation: expected the answer to request 5, got the answer to request 7"
+        );
+        let failed = Message::Error {
+            id: json!("x"),
+            error: vmcp_proto::ErrorObject::new(-32603, "SOMEONE-ELSES-FAILURE"),
+        };
+        let text = answer_for(5, failed).unwrap_err().to_string();
+        assert!(!text.contains("SOMEONE-ELSES"), "{text}");
+        assert!(
+            text.ends_with("got an error answer to request \"x\""),
+            "{text}"
+        );
     }
 }

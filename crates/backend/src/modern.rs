@@ -218,7 +218,12 @@ async fn read_answer(
             text.chars().take(200).collect::<String>()
         ))));
     }
-    let answer = if resp.is_event_stream() {
+    let streamed = resp.is_event_stream();
+    inbound.routes.answered(streamed);
+    let answer = if streamed {
+        if let Some(sink) = sink {
+            sink.stream_opened();
+        }
         let mut parser = sse::Parser::default();
         let mut found = None;
         'read: loop {
@@ -273,13 +278,7 @@ async fn read_answer(
             }
             Ok(Err(BackendError::Rpc(error)))
         }
-        Some(other) => Ok(Err(BackendError::Protocol(format!(
-            "expected the answer to request {id}, got {}",
-            String::from_utf8_lossy(&other.to_bytes())
-                .chars()
-                .take(200)
-                .collect::<String>()
-        )))),
+        Some(other) => Ok(Err(crate::http::not_the_answer(id, &other))),
         // A bare refusal with no JSON-RPC body: not a Modern endpoint.
         None if status.is_client_error() => Err(WrongEra),
         None => Ok(Err(BackendError::Protocol(
