@@ -65,6 +65,7 @@ fn server_section_and_timeouts_parse() {
   requestHeaderTimeout: 5s
   requestBodyTimeout: 20s
   idleConnectionTimeout: 2m
+  sseKeepAlive: 5s
 operational:
   logLevel: debug
   timeouts:
@@ -83,6 +84,7 @@ operational:
     assert_eq!(c.server.request_header_timeout, Duration::from_secs(5));
     assert_eq!(c.server.request_body_timeout, Duration::from_secs(20));
     assert_eq!(c.server.idle_connection_timeout, Duration::from_secs(120));
+    assert_eq!(c.server.sse_keep_alive, Duration::from_secs(5));
     assert_eq!(c.operational.log_level, LogLevel::Debug);
     assert_eq!(c.timeout_for("github"), Duration::from_secs(45));
     assert_eq!(c.timeout_for("jira"), Duration::from_secs(90));

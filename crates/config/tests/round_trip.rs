@@ -97,6 +97,7 @@ server:
   workerThreads: 3
   requestHeaderTimeout: 7s
   idleConnectionTimeout: 45s
+  sseKeepAlive: 20s
   allowAnonymousOnNetwork: true
   statusAccess: disabled
 ",

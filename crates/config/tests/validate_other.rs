@@ -80,6 +80,7 @@ fn server_rules() {
   maxPerSessionProcesses: 0
   requestHeaderTimeout: 0s
   idleConnectionTimeout: 0s
+  sseKeepAlive: 0s
   allowedOrigins:
     - \"*\"
     - https://app.example.com/
@@ -95,6 +96,7 @@ fn server_rules() {
     error_at(&yaml, "server.maxPerSessionProcesses", "at least 1");
     error_at(&yaml, "server.requestHeaderTimeout", "must be positive");
     error_at(&yaml, "server.idleConnectionTimeout", "must be positive");
+    error_at(&yaml, "server.sseKeepAlive", "must be positive");
     error_at(&yaml, "server.allowedOrigins[0]", "wildcards");
     error_at(&yaml, "server.allowedOrigins[1]", "no path");
     error_at(&yaml, "server.allowedOrigins[2]", "not an origin");

@@ -79,6 +79,10 @@ pub struct ServerConfig {
     /// `idleConnectionTimeout`: a keep-alive connection with no request in flight is closed after
     /// this (default 90s; open SSE streams are requests in flight and are never cut).
     pub idle_connection_timeout: Duration,
+    /// `sseKeepAlive`: an SSE stream with nothing to send gets a comment this often, and a call
+    /// silent this long is answered on an SSE stream, so that load balancers and proxies that cut
+    /// idle connections (60 s on most cloud load balancers) see traffic (default 15s).
+    pub sse_keep_alive: Duration,
     /// `allowAnonymousOnNetwork`: serve unauthenticated clients (`incomingAuth.type: anonymous`
     /// or `local`) on a non-loopback address; refused at startup unless true (default false).
     pub allow_anonymous_on_network: bool,
@@ -106,6 +110,7 @@ impl Default for ServerConfig {
             request_header_timeout: Duration::from_secs(10),
             request_body_timeout: Duration::from_secs(30),
             idle_connection_timeout: Duration::from_secs(90),
+            sse_keep_alive: Duration::from_secs(15),
             allow_anonymous_on_network: false,
             status_access: None,
         }
@@ -149,6 +154,7 @@ pub(crate) fn decode_server(v: &Value, path: &KeyPath, issues: &Issues) -> Serve
         idle_connection_timeout: f
             .duration("idleConnectionTimeout")
             .unwrap_or(d.idle_connection_timeout),
+        sse_keep_alive: f.duration("sseKeepAlive").unwrap_or(d.sse_keep_alive),
         allow_anonymous_on_network: f
             .bool("allowAnonymousOnNetwork")
             .unwrap_or(d.allow_anonymous_on_network),

@@ -24,6 +24,7 @@ pub(super) fn check(s: &ServerConfig, path: &KeyPath, issues: &Issues) {
         ("requestHeaderTimeout", s.request_header_timeout),
         ("requestBodyTimeout", s.request_body_timeout),
         ("idleConnectionTimeout", s.idle_connection_timeout),
+        ("sseKeepAlive", s.sse_keep_alive),
     ];
     for (key, d) in durations {
         if d == Duration::ZERO {
