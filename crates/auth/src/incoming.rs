@@ -119,7 +119,7 @@ impl Authenticator {
 }
 
 /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive, RFC 7235).
-fn bearer(header: Option<&[u8]>) -> Result<&str, AuthError> {
+pub(crate) fn bearer(header: Option<&[u8]>) -> Result<&str, AuthError> {
     let header = header.ok_or(AuthError::MissingToken)?;
     if header.len() > MAX_TOKEN_BYTES + 7 {
         return Err(AuthError::InvalidToken(format!(

@@ -7,6 +7,8 @@
 
 mod error;
 mod fetch;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod identity;
 mod incoming;
 pub mod jose;

@@ -10,6 +10,8 @@ mod backend;
 mod client;
 mod connection;
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod h1_pool;
 mod handshake;
 mod health;

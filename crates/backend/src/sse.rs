@@ -123,16 +123,7 @@ impl SseConnection {
                 break ev.data;
             }
         };
-        let base = reqwest::Url::parse(&self.url)
-            .map_err(|e| BackendError::Unavailable(format!("bad backend URL: {e}")))?;
-        let post_url = base
-            .join(endpoint.trim())
-            .map_err(|e| BackendError::Protocol(format!("bad endpoint event {endpoint:?}: {e}")))?;
-        if post_url.origin() != base.origin() {
-            return Err(BackendError::Protocol(
-                "endpoint event points to another origin".into(),
-            ));
-        }
+        let post_url = post_url(&self.url, &endpoint)?;
         let pending = Pending::default();
         let stream = Stream {
             backend: self.backend.clone(),
@@ -315,6 +306,22 @@ async fn read_events(stream: Stream, mut resp: reqwest::Response, mut parser: ss
     };
     tracing::info!(%backend, "{why}");
     pending.close(BackendError::Unavailable(why));
+}
+
+/// Where to POST, from the backend URL and the data of its `endpoint` event: resolved against
+/// the backend URL and on its origin (a backend cannot send the gateway's traffic elsewhere).
+pub(crate) fn post_url(backend_url: &str, endpoint: &str) -> Result<reqwest::Url, BackendError> {
+    let base = reqwest::Url::parse(backend_url)
+        .map_err(|e| BackendError::Unavailable(format!("bad backend URL: {e}")))?;
+    let post_url = base
+        .join(endpoint.trim())
+        .map_err(|e| BackendError::Protocol(format!("bad endpoint event {endpoint:?}: {e}")))?;
+    if post_url.origin() != base.origin() {
+        return Err(BackendError::Protocol(
+            "endpoint event points to another origin".into(),
+        ));
+    }
+    Ok(post_url)
 }
 
 fn resolve(pending: &Pending, id: &Value, reply: Result<Value, BackendError>) {

@@ -20,6 +20,11 @@ mod prompts;
 mod rate_limit;
 mod reconfigure;
 mod request_state;
+/// Entry points for the fuzz targets in `fuzz/` (feature `fuzzing`, off in every normal build).
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing {
+    pub use crate::request_state::fuzzing::*;
+}
 pub use request_state::install_keys as install_request_state_keys;
 mod subscriptions;
 mod uri_template;

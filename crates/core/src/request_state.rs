@@ -5,6 +5,8 @@
 //! read it (steps may call tools it cannot see), change it, replay it, or use it for another
 //! caller or call.
 
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzzing;
 mod used;
 
 use std::hash::BuildHasher;

@@ -152,7 +152,7 @@ fn set_request(e: &mut HttpEvent, method: &str, params: Option<&Value>) {
         .map(str::to_string);
 }
 
-fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(crate) fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())

@@ -633,7 +633,11 @@ fn into_parts(msg: Message) -> (Option<Value>, String, Option<Value>) {
 }
 
 /// What the era classifier needs from a request.
-fn view<'a>(headers: &'a HeaderMap, method: &'a str, params: Option<&'a Value>) -> RequestView<'a> {
+pub(crate) fn view<'a>(
+    headers: &'a HeaderMap,
+    method: &'a str,
+    params: Option<&'a Value>,
+) -> RequestView<'a> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let target = if method == "resources/read" {
         "uri"
@@ -675,7 +679,7 @@ fn guard(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
     })
 }
 
-fn is_json(headers: &HeaderMap) -> bool {
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -686,7 +690,7 @@ fn is_json(headers: &HeaderMap) -> bool {
         })
 }
 
-fn session_header(headers: &HeaderMap) -> Result<&str, Response> {
+pub(crate) fn session_header(headers: &HeaderMap) -> Result<&str, Response> {
     let Some(raw) = headers.get(SESSION_HEADER) else {
         return Err(reply::refuse(
             StatusCode::BAD_REQUEST,
@@ -728,7 +732,7 @@ async fn session_of(
     session.ok_or_else(session_not_found)
 }
 
-fn check_version(headers: &HeaderMap) -> Result<(), Response> {
+pub(crate) fn check_version(headers: &HeaderMap) -> Result<(), Response> {
     match headers
         .get(VERSION_HEADER)
         .map(|v| v.to_str().unwrap_or(""))

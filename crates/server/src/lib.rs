@@ -10,6 +10,8 @@ mod conn_limits;
 mod dispatch;
 mod envelope;
 mod errors;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod guard;
 mod legacy;
 mod listen;
