@@ -238,6 +238,12 @@ impl Backend {
         &self.spec.id
     }
 
+    /// Whether the backend answered its latest request with an SSE stream rather than JSON (a
+    /// client may then get the gateway's own answers the same way).
+    pub fn streams_answers(&self) -> bool {
+        self.routes.streams_answers()
+    }
+
     /// The backend's spec.
     pub fn spec(&self) -> &BackendSpec {
         &self.spec

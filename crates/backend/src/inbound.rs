@@ -11,7 +11,7 @@
 //! that says why.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -37,6 +37,8 @@ pub(crate) struct Routes {
     pub(crate) backend: String,
     progress: Mutex<HashMap<String, (CallSink, Value)>>,
     notices: broadcast::Sender<Notice>,
+    /// Whether the backend answered its latest request with an SSE stream (not JSON).
+    streams: AtomicBool,
 }
 
 impl Routes {
@@ -46,7 +48,21 @@ impl Routes {
             backend: backend.to_string(),
             progress: Mutex::new(HashMap::new()),
             notices,
+            streams: AtomicBool::new(false),
         })
+    }
+
+    /// Records how the backend answered a request: as an SSE stream, or as JSON.
+    pub(crate) fn answered(&self, streamed: bool) {
+        // Most answers repeat the last one's form: skip the write (and its cache traffic).
+        if self.streams.load(Ordering::Relaxed) != streamed {
+            self.streams.store(streamed, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the backend answered its latest request with an SSE stream.
+    pub(crate) fn streams_answers(&self) -> bool {
+        self.streams.load(Ordering::Relaxed)
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Notice> {

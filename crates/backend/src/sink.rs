@@ -30,6 +30,15 @@ pub enum CallEvent {
         /// Where the client's answer goes.
         reply: oneshot::Sender<Result<Value, ErrorObject>>,
     },
+    /// The backend answers this request with an SSE stream (not JSON), so the client may be
+    /// answered with one too.
+    StreamOpened,
+    /// The backend closed its response stream before answering, to be polled (SEP-1699); the
+    /// gateway resumes it after `retry`, and tells its client to do the same.
+    StreamPaused {
+        /// The reconnection time the backend asked for (or the default), as honoured.
+        retry: Duration,
+    },
 }
 
 /// What the backend side may know about the client behind a request: its revision, what it can
@@ -143,6 +152,18 @@ impl CallSink {
         {
             self.inner.dropped.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Tells the client side that the answer streams ([`CallEvent::StreamOpened`]). Not activity:
+    /// only what the backend sends counts for idleness.
+    pub fn stream_opened(&self) {
+        let _ = self.inner.tx.try_send(CallEvent::StreamOpened);
+    }
+
+    /// Tells the client side that the backend paused its answer stream, to be resumed after
+    /// `retry` ([`CallEvent::StreamPaused`]).
+    pub fn stream_paused(&self, retry: Duration) {
+        let _ = self.inner.tx.try_send(CallEvent::StreamPaused { retry });
     }
 
     /// Asks the client something and waits for its answer.

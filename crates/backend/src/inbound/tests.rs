@@ -28,6 +28,7 @@ fn got(rx: &mut Receiver<CallEvent>) -> Vec<String> {
             CallEvent::Notification { method, .. } | CallEvent::Request { method, .. } => {
                 out.push(method)
             }
+            CallEvent::StreamOpened | CallEvent::StreamPaused { .. } => {}
         }
     }
     out
