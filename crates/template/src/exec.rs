@@ -22,7 +22,7 @@ use crate::funcs::{self, FuncError};
 use crate::node::{Arg, ArgKind, Call, Command, Control, Node, Pipe, Range};
 use crate::print::{action_text, go_print};
 use crate::value::{Num, Val, num};
-use crate::{MAX_DEPTH, MAX_OUTPUT_BYTES, MAX_RANGE_ITERATIONS, Template};
+use crate::{MAX_BUILT_BYTES, MAX_DEPTH, MAX_OUTPUT_BYTES, MAX_RANGE_ITERATIONS, Template};
 
 /// How a list of nodes finished: normally, or by `{{break}}`/`{{continue}}` inside a range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +77,8 @@ struct Exec<'a> {
     vars: Vec<(&'a str, Val<'a>)>,
     depth: usize,
     iterations: usize,
+    /// Bytes of text functions built so far (held to [`MAX_BUILT_BYTES`]).
+    built: usize,
 }
 
 pub(crate) fn render(tmpl: &Template, data: &Value) -> Result<String, RenderError> {
@@ -87,6 +89,7 @@ pub(crate) fn render(tmpl: &Template, data: &Value) -> Result<String, RenderErro
         vars: vec![("$", dot.clone())],
         depth: 0,
         iterations: 0,
+        built: 0,
     };
     match ex.walk(&dot, &tmpl.root) {
         Ok(_) => Ok(ex.out),
@@ -501,7 +504,18 @@ impl<'a> Exec<'a> {
         }
         vals.extend(last);
         match funcs::call(name, vals) {
-            Ok(v) => Ok(v),
+            Ok(v) => {
+                if let Some(Value::String(text)) = v.get() {
+                    self.built = self.built.saturating_add(text.len());
+                    if self.built > MAX_BUILT_BYTES {
+                        return err(
+                            at,
+                            format!("functions built more than {MAX_BUILT_BYTES} bytes of text"),
+                        );
+                    }
+                }
+                Ok(v)
+            }
             Err(FuncError::Plain(m)) => err(at, m),
             Err(FuncError::Call(m)) => err(at, format!("error calling {name}: {m}")),
         }

@@ -7,7 +7,7 @@
 //! ([`Template::root_references`]) and renders them per call ([`Template::render`]). It follows
 //! Go's documented behaviour, error wording included where it helps, and documents each deliberate
 //! difference at the place it is made. Output size ([`MAX_OUTPUT_BYTES`]), nesting
-//! ([`MAX_DEPTH`]) and loop work ([`MAX_RANGE_ITERATIONS`]) are bounded so a hostile template or
+//! ([`MAX_DEPTH`]) and work ([`MAX_RANGE_ITERATIONS`], [`MAX_BUILT_BYTES`]) are bounded so a hostile template or
 //! payload cannot exhaust memory, stack or time.
 //!
 //! It owns no I/O and knows nothing of workflows: callers build the data value.
@@ -69,6 +69,12 @@ pub const MAX_DEPTH: usize = 100;
 /// Total `range` iterations one render may run (all loops together). Not in Go: without it
 /// `{{range 1000000000000}}{{end}}` would spin for hours while producing no output.
 pub const MAX_RANGE_ITERATIONS: usize = 10_000_000;
+
+/// Total bytes of text that functions (`printf`, `print`, `json`, …) may build in one render. Not
+/// in Go: each result is held to [`MAX_OUTPUT_BYTES`], but a variable grown a little on every
+/// pass of a loop (`{{$s = printf "%s." $s}}`) copies all of itself each time, so without a total
+/// one render did quadratic work for minutes (found by fuzzing).
+pub const MAX_BUILT_BYTES: usize = 10 * MAX_OUTPUT_BYTES;
 
 /// A parsed template, ready to render any number of times (it is `Send + Sync`).
 #[derive(Debug, Clone)]

@@ -101,3 +101,17 @@ fn render_is_repeatable_and_does_not_leak_variables() {
         assert_eq!(t.render(&json!(["a", "b"])).as_deref(), Ok("015"));
     }
 }
+
+/// Found by fuzzing (fuzz/fuzz_targets/template.rs): a variable grown a little on each pass of a
+/// loop is copied whole by every `printf`, so the work was quadratic (a 250-byte template ran for
+/// minutes). The text functions build in one render is now bounded by `MAX_BUILT_BYTES`.
+#[test]
+fn regression_growing_a_variable_in_a_loop_is_bounded() {
+    let grow =
+        "{{$s := \"\"}}{{range 6000}}{{$s = printf \"%s%s\" $s \"0123456789\"}}{{end}}{{len $s}}";
+    let refused = run(grow, &json!(null)).expect_err("quadratic work is refused");
+    assert!(refused.contains("functions built more than"), "{refused}");
+    // A loop that builds a little text each pass is untouched.
+    let small = "{{range 6000}}{{printf \"%s\" \"0123456789\"}}{{end}}";
+    assert_eq!(run(small, &json!(null)).map(|s| s.len()), Ok(60_000));
+}
