@@ -137,6 +137,23 @@ pub(crate) fn to_value(c: &Config) -> Value {
         if let Some(p) = &s.key_prefix {
             m.put("keyPrefix", p.as_str());
         }
+        if let Some(u) = &s.username {
+            m.put("username", u.as_str());
+        }
+        if let Some(t) = &s.tls {
+            let mut tls = Out::default();
+            for (key, value) in [
+                ("caFile", &t.ca_file),
+                ("certFile", &t.cert_file),
+                ("keyFile", &t.key_file),
+                ("serverName", &t.server_name),
+            ] {
+                if let Some(v) = value {
+                    tls.put(key, v.as_str());
+                }
+            }
+            m.put("tls", tls.done());
+        }
         out.put("sessionStorage", m.done());
     }
     out.put_if(

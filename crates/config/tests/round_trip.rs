@@ -80,7 +80,7 @@ telemetry: {endpoint: \"localhost:4317\", tracingEnabled: true, samplingRate: \"
 audit: {component: vmcp}
 optimizer: {embeddingService: http://e}
 codeMode: {enabled: true, stepLimit: 10}
-sessionStorage: {provider: redis, address: \"r:6379\", db: 2, keyPrefix: \"p:\"}
+sessionStorage: {provider: redis, address: \"r:6379\", db: 2, keyPrefix: \"p:\", username: app, tls: {caFile: /etc/redis/ca.pem, certFile: /etc/redis/c.pem, keyFile: /etc/redis/c.key, serverName: r.internal}}
 rateLimiting:
   shared: {maxTokens: 100, refillPeriod: {duration: 1m0s}}
   perUser: {maxTokens: 10, refillPeriod: 90s}

@@ -264,6 +264,57 @@ fn passthrough_headers_and_session_storage_rules() {
     assert!(redis.rate_limiting.unwrap().fail_closed);
 }
 
+/// `sessionStorage.address` takes ToolHive's host:port or a redis:// / rediss:// URL;
+/// `username` and `tls` are ours; each mistake is reported at its key.
+#[test]
+fn session_storage_urls_users_and_tls() {
+    let s = ok(&format!(
+        "{ONE_STDIO}sessionStorage:\n  provider: redis\n  address: rediss://cache.example.com:6380/1\n  username: vmcp\n  tls: {{caFile: /etc/redis/ca.pem, serverName: cache.internal}}\n"
+    ))
+    .session_storage
+    .unwrap();
+    let e = s.endpoint().unwrap();
+    assert_eq!(e.address, "cache.example.com:6380");
+    assert!(e.tls);
+    assert_eq!((e.username.as_deref(), e.db), (Some("vmcp"), 1));
+    assert_eq!(
+        s.tls.unwrap().server_name.as_deref(),
+        Some("cache.internal")
+    );
+
+    let bad = |storage: &str| format!("{ONE_STDIO}sessionStorage:\n  provider: redis\n{storage}");
+    error_at(
+        &bad("  address: rediss://app:pw@r:6380\n"),
+        "sessionStorage.address",
+        "THV_SESSION_REDIS_PASSWORD",
+    );
+    error_at(
+        &bad("  address: redis://r:6379\n  tls: {caFile: /ca.pem}\n"),
+        "sessionStorage.tls",
+        "use rediss://",
+    );
+    error_at(
+        &bad("  address: \"r:6379\"\n  tls: {certFile: /c.pem}\n"),
+        "sessionStorage.tls.keyFile",
+        "required with certFile",
+    );
+    error_at(
+        &bad("  address: \"r:6379\"\n  tls: {caFile: ca.pem}\n"),
+        "sessionStorage.tls.caFile",
+        "absolute path",
+    );
+    error_at(
+        &bad("  address: \"r:6379\"\n  tls: {cafile: /ca.pem}\n"),
+        "sessionStorage.tls.cafile",
+        "unknown key",
+    );
+    error_at(
+        &bad("  address: redis://bob@r:6379\n  username: alice\n"),
+        "sessionStorage.username",
+        "differs",
+    );
+}
+
 #[test]
 fn composite_tool_names_are_required_and_unique() {
     let yaml = format!(

@@ -1,17 +1,28 @@
 //! A subscriber that stays subscribed: it reconnects with backoff whenever the connection drops
-//! and subscribes again, handing each message to a channel. Messages published while it was
-//! disconnected are lost (Redis pub/sub keeps nothing), which is what its users plan for.
+//! and subscribes again, handing each message to a channel. A connection that goes silent is
+//! asked: after [`HEALTH_EVERY`] without a message it is PINGed, and one that does not answer
+//! within the timeout is replaced (a network path that died without a reset would otherwise
+//! leave the subscriber waiting forever). Messages published while it was disconnected are
+//! lost (Redis pub/sub keeps nothing), which is what its users plan for.
+//!
+//! The `redis` crate's pub/sub connection queues what it reads without a bound, so this loop
+//! takes each message as it comes; when the consumer is a whole channel behind, the message is
+//! dropped with a warning rather than queued in memory without end.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use tokio::io::AsyncWriteExt;
-use tokio::sync::mpsc;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use tokio::sync::mpsc::{self, error::TrySendError};
 
-use crate::client::{Config, connect, read_value};
-use crate::resp::{self, Value};
+use crate::bounded::MAX_REPLY;
+use crate::config::Config;
+use crate::connect;
+
+/// Silence after which the subscriber checks its connection with a PING.
+pub const HEALTH_EVERY: Duration = Duration::from_secs(5);
 
 /// One published message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +79,7 @@ async fn keep_subscribed(
             warned = false;
         }
         if !warned {
-            tracing::warn!(address = %config.address, %reason, "Redis subscription down; resubscribing");
+            tracing::warn!(address = %config.display_address(), %reason, "Redis subscription down; resubscribing");
             warned = true;
         }
         tokio::time::sleep(backoff).await;
@@ -83,46 +94,61 @@ async fn subscribe_once(
     out: &mpsc::Sender<Message>,
     up: &AtomicBool,
 ) -> Result<(), String> {
-    let mut stream = connect(config).await?;
-    let mut args: Vec<&[u8]> = vec![b"SUBSCRIBE"];
-    args.extend(channels.iter().map(|c| c.as_bytes()));
-    let mut frame = Vec::new();
-    resp::encode(&mut frame, &args);
-    stream
-        .write_all(&frame)
+    let (pubsub, budget) = connect::pubsub(config)
         .await
-        .map_err(|e| format!("write: {e}"))?;
-    let mut buf = BytesMut::with_capacity(16 * 1024);
-    let mut confirmed = 0;
+        .map_err(|f| f.reason().to_owned())?;
+    let (mut sink, mut stream) = pubsub.split();
+    match tokio::time::timeout(config.timeout, sink.subscribe(channels)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(format!("SUBSCRIBE: {e}")),
+        Err(_) => return Err(format!("no SUBSCRIBE answer within {:?}", config.timeout)),
+    }
+    up.store(true, Ordering::Relaxed);
+    tracing::info!(address = %config.display_address(), "subscribed to Redis channels");
+    let mut dropped = 0u64;
     loop {
-        let value = read_value(&mut stream, &mut buf).await?;
-        let Value::Array(items) = value else {
-            return Err(format!("unexpected reply on a subscription: {value:?}"));
-        };
-        let kind = items.first().and_then(Value::as_bytes).unwrap_or_default();
-        match kind {
-            b"subscribe" => {
-                confirmed += 1;
-                if confirmed == channels.len() {
-                    up.store(true, Ordering::Relaxed);
-                    tracing::info!(address = %config.address, "subscribed to Redis channels");
-                }
-            }
-            b"message" => {
-                let (Some(Value::Data(channel)), Some(Value::Data(payload))) =
-                    (items.get(1), items.get(2))
-                else {
-                    continue;
-                };
+        match tokio::time::timeout(HEALTH_EVERY, stream.next()).await {
+            Ok(Some(msg)) => {
+                budget.reset();
                 let message = Message {
-                    channel: String::from_utf8_lossy(channel).into_owned(),
-                    payload: payload.clone(),
+                    channel: msg.get_channel_name().to_owned(),
+                    payload: Bytes::copy_from_slice(msg.get_payload_bytes()),
                 };
-                if out.send(message).await.is_err() {
-                    return Ok(());
+                match out.try_send(message) {
+                    Ok(()) => {}
+                    Err(TrySendError::Closed(_)) => return Ok(()),
+                    Err(TrySendError::Full(_)) => {
+                        dropped += 1;
+                        if dropped.is_power_of_two() {
+                            tracing::warn!(address = %config.display_address(), dropped, "Redis messages dropped: their consumer is a whole channel behind");
+                        }
+                    }
                 }
             }
-            _ => {}
+            Ok(None) if budget.exceeded() => {
+                return Err(format!(
+                    "a message larger than {} MiB",
+                    MAX_REPLY / (1024 * 1024)
+                ));
+            }
+            Ok(None) => {
+                return Err(match budget.tls_failure() {
+                    Some(tls) => format!("TLS: {tls}"),
+                    None => "connection closed by Redis".to_owned(),
+                });
+            }
+            // Silence: is anyone still there?
+            Err(_) => match tokio::time::timeout(config.timeout, sink.ping::<redis::Value>()).await
+            {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(format!("PING: {e}")),
+                Err(_) => {
+                    return Err(format!("no answer to PING within {:?}", config.timeout));
+                }
+            },
+        }
+        if out.is_closed() {
+            return Ok(());
         }
     }
 }

@@ -13,6 +13,7 @@ fn config(server: &RedisServer, timeout_ms: u64) -> Config {
         db: 0,
         username: None,
         password: None,
+        tls: None,
         timeout: Duration::from_millis(timeout_ms),
     }
 }
@@ -174,6 +175,72 @@ async fn subscriptions_deliver_and_survive_a_restart() {
         .unwrap();
     assert_eq!(&m.payload[..], b"two");
     assert!(sub.is_up());
+}
+
+/// A subscriber whose Redis stops answering (`CLIENT PAUSE`, as a network path that died
+/// without a reset would look) notices after `HEALTH_EVERY` of silence plus the timeout, instead
+/// of waiting on the socket forever, and is subscribed again once Redis answers.
+#[tokio::test]
+async fn a_silent_subscription_is_noticed_and_replaced() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let client = Client::new(config(&server, 1000));
+    let (tx, mut rx) = mpsc::channel(16);
+    let sub = Subscription::start(config(&server, 500), vec!["bus".into()], tx);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !published(&client, "one").await {
+        assert!(Instant::now() < deadline, "never subscribed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(&rx.recv().await.unwrap().payload[..], b"one");
+    let pause = vmcp_redis::HEALTH_EVERY + Duration::from_secs(4);
+    let millis = pause.as_millis().to_string();
+    assert_eq!(
+        server.cli(&["CLIENT", "PAUSE", &millis, "ALL"]).trim(),
+        "OK"
+    );
+    let paused_at = Instant::now();
+    while sub.is_up() {
+        assert!(
+            paused_at.elapsed() < pause,
+            "the subscriber never noticed that Redis went silent"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let deadline = Instant::now() + pause + Duration::from_secs(10);
+    while !published(&client, "two").await {
+        assert!(Instant::now() < deadline, "never resubscribed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(&rx.recv().await.unwrap().payload[..], b"two");
+}
+
+/// A reply larger than `MAX_REPLY` fails its call, naming why, instead of being buffered (the
+/// hand-written client took up to 512 MiB); the connection is closed and the next call works.
+#[tokio::test]
+async fn a_reply_past_the_bound_fails_its_call_and_the_next_works() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let client = Client::new(config(&server, 10_000));
+    let big = vec![b'x'; vmcp_redis::MAX_REPLY + 1];
+    client.call(&[b"SET", b"big", &big]).await.unwrap();
+    let err = match client.call(&[b"GET", b"big"]).await {
+        Ok(v) => panic!(
+            "a reply of {} bytes was taken whole",
+            v.as_bytes().map_or(0, <[u8]>::len)
+        ),
+        Err(e) => e,
+    };
+    assert!(
+        matches!(&err, RedisError::Unavailable { reason, .. } if reason.contains("larger than 16 MiB")),
+        "{err}"
+    );
+    assert_eq!(
+        client.call(&[b"STRLEN", b"big"]).await,
+        Ok(Value::Int(big.len() as i64))
+    );
 }
 
 /// Whether a subscriber received `text` on `bus`.

@@ -375,6 +375,7 @@ mod tests {
             db: 0,
             username: None,
             password: None,
+            tls: None,
             timeout: Duration::from_millis(10),
         }));
         SharedSessions::start(client, None, Duration::from_secs(60)).0

@@ -30,6 +30,7 @@ mod http;
 mod otlp;
 mod protocol;
 mod redis_server;
+mod redis_tls;
 mod spawn;
 mod sse;
 mod stdio;
@@ -42,6 +43,7 @@ pub use http::serve_http_in_process;
 pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use protocol::METHOD_LOG_ENV;
 pub use redis_server::RedisServer;
+pub use redis_tls::{ClientCerts, RedisTlsServer};
 pub use spawn::{FixtureProcess, fixture_bin};
 pub use sse::serve_sse_in_process;
 

@@ -271,22 +271,47 @@ fn rate_limiter(
 }
 
 /// The Redis client of `sessionStorage: {provider: redis}`, shared by sessions, the bus between
-/// replicas and rate limits. Nothing connects yet: Redis may come up after the gateway.
-pub(crate) fn redis(config: &Config) -> Option<Arc<vmcp_redis::Client>> {
-    let s = config.session_storage.as_ref()?;
+/// replicas and rate limits: one endpoint (`address`, `username`, `db`, `tls`) for all three.
+/// Nothing connects yet, since Redis may come up after the gateway; the TLS files are read now,
+/// so a missing or unreadable one stops the start, naming its key.
+pub(crate) fn redis(config: &Config) -> anyhow::Result<Option<Arc<vmcp_redis::Client>>> {
+    let Some(s) = config.session_storage.as_ref() else {
+        return Ok(None);
+    };
     if s.provider != vmcp_config::SessionProvider::Redis {
-        return None;
+        return Ok(None);
     }
-    Some(Arc::new(vmcp_redis::Client::new(vmcp_redis::Config {
-        address: s.address.clone().unwrap_or_default(),
-        db: s.db,
-        username: None,
+    let endpoint = s.endpoint().map_err(|problems| {
+        let each: Vec<String> = problems
+            .into_iter()
+            .map(|(key, message)| format!("sessionStorage.{key}: {message}"))
+            .collect();
+        anyhow::anyhow!(each.join("; "))
+    })?;
+    let tls = if endpoint.tls {
+        let t = s.tls.clone().unwrap_or_default();
+        let files = vmcp_redis::TlsFiles {
+            ca_file: t.ca_file.map(Into::into),
+            cert_file: t.cert_file.map(Into::into),
+            key_file: t.key_file.map(Into::into),
+            server_name: t.server_name,
+        };
+        Some(vmcp_redis::Tls::new(&files).map_err(|e| anyhow::anyhow!("sessionStorage.tls: {e}"))?)
+    } else {
+        None
+    };
+    let redis = vmcp_redis::Config {
+        address: endpoint.address,
+        db: endpoint.db,
+        username: endpoint.username,
         // ToolHive's variable, so a deployment's Secret works unchanged.
         password: std::env::var("THV_SESSION_REDIS_PASSWORD")
             .ok()
             .filter(|p| !p.is_empty()),
+        tls,
         timeout: REDIS_TIMEOUT,
-    })))
+    };
+    Ok(Some(Arc::new(vmcp_redis::Client::new(redis))))
 }
 
 /// The prefix of every Redis key of `sessionStorage` (ToolHive's default unless set).

@@ -66,7 +66,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         vmcp_server::ServingThreads::start(threads).context("cannot start serving threads")?;
     let backends = assemble::backends(&config, &serving)?;
     let auditor = crate::audit::auditor(&config, &backends)?;
-    let redis = assemble::redis(&config);
+    let redis = assemble::redis(&config)?;
     let mut options = assemble::gateway_options(&config, redis.as_ref())?;
     if let Some(authorizer) = authorizer {
         options.authorizer = Arc::new(authorizer);
@@ -120,7 +120,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .map(|client| (client, Some(assemble::key_prefix(&config)))),
     );
     if let Some(client) = &redis {
-        check_redis(client).await;
+        check_redis(client).await?;
     }
 
     // Aggregate in the background so /readyz turns ready without waiting for a client; retried
@@ -187,18 +187,22 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Redis is asked once at startup so a wrong address or password shows at once; unlike
-/// ToolHive, the gateway starts anyway (2026-07-28 traffic needs no Redis, and 2025-11-25
-/// sessions work as soon as Redis answers).
-async fn check_redis(client: &vmcp_redis::Client) {
+/// Redis is asked once at startup so a wrong address, password or certificate shows at once.
+/// Credentials or certificates Redis refuses stop the start: they will not fix themselves. An
+/// unreachable Redis does not, unlike ToolHive: 2026-07-28 traffic needs no Redis, and
+/// 2025-11-25 sessions work as soon as Redis answers.
+async fn check_redis(client: &vmcp_redis::Client) -> anyhow::Result<()> {
+    let address = client.config().display_address();
     match client.call(&[b"PING"]).await {
-        Ok(_) => {
-            tracing::info!(address = %client.config().address, "session storage: Redis answers")
+        Ok(_) => tracing::info!(%address, "session storage: Redis answers"),
+        Err(e @ vmcp_redis::RedisError::Rejected { .. }) => {
+            return Err(anyhow::anyhow!("session storage: {e}"));
         }
         Err(e) => {
             tracing::warn!(error = %e, "session storage: Redis does not answer yet; 2025-11-25 sessions get 503 until it does, 2026-07-28 requests are served")
         }
     }
+    Ok(())
 }
 
 async fn shutdown_signal() {

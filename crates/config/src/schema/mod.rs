@@ -15,6 +15,7 @@ mod operational;
 mod optimizer;
 mod rate_limit;
 mod server;
+mod session_storage;
 mod telemetry;
 
 use std::collections::BTreeMap;
@@ -44,10 +45,14 @@ pub use operational::{
 pub use optimizer::{EmbeddingProvider, OptimizerConfig, SearchRanking};
 pub use rate_limit::{BucketConfig, RateLimitConfig, ToolRateLimit};
 pub use server::{ServerConfig, StatusAccess};
+pub use session_storage::{
+    DEFAULT_REDIS_PORT, EndpointProblem, RedisEndpoint, RedisTlsConfig, SessionProvider,
+    SessionStorageConfig,
+};
 pub use telemetry::{DEFAULT_SAMPLING_RATE, TelemetryConfig};
 
 use crate::error::{Issues, KeyPath};
-use crate::reader::{Choice, Fields, seq};
+use crate::reader::{Fields, seq};
 
 /// The default `name` when the file has none.
 pub const DEFAULT_NAME: &str = "vmcp";
@@ -83,7 +88,7 @@ pub struct Config {
     pub optimizer: Option<OptimizerConfig>,
     /// `codeMode`, kept as written (not supported yet when enabled).
     pub code_mode: Option<RawSection>,
-    /// `sessionStorage` (only `provider: memory` is supported).
+    /// `sessionStorage`: `memory`, or Redis shared by replicas.
     pub session_storage: Option<SessionStorageConfig>,
     /// `rateLimiting`: token buckets, in memory (no Redis needed, unlike ToolHive).
     pub rate_limiting: Option<RateLimitConfig>,
@@ -165,34 +170,6 @@ pub struct CompositeToolRef {
     pub name: String,
 }
 
-/// `sessionStorage.provider`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum SessionProvider {
-    /// In-process (`memory`).
-    #[default]
-    Memory,
-    /// Redis (`redis`): sessions and rate-limit buckets shared by replicas.
-    Redis,
-}
-
-impl Choice for SessionProvider {
-    const NAMES: &'static [(&'static str, Self)] =
-        &[("memory", Self::Memory), ("redis", Self::Redis)];
-}
-
-/// `sessionStorage`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SessionStorageConfig {
-    /// `provider` (default memory).
-    pub provider: SessionProvider,
-    /// `address` of Redis (required for redis).
-    pub address: Option<String>,
-    /// `db`: Redis database number (default 0).
-    pub db: u32,
-    /// `keyPrefix` for Redis keys.
-    pub key_prefix: Option<String>,
-}
-
 /// Decodes a whole document (already env-resolved). Never fails: problems go to
 /// `issues` and the value read so far is returned, so validation can still run.
 pub(crate) fn decode(root: &Value, issues: &Issues) -> Config {
@@ -240,19 +217,9 @@ pub(crate) fn decode(root: &Value, issues: &Issues) -> Config {
         .value("operational")
         .map(|(v, p)| operational::decode_operational(v, &p, issues))
         .unwrap_or_default();
-    let session_storage = f.value("sessionStorage").map(|(v, p)| {
-        let mut s = Fields::open(v, &p, issues);
-        // ToolHive: an empty provider means memory.
-        let provider = s.choice("provider").unwrap_or(SessionProvider::Memory);
-        let cfg = SessionStorageConfig {
-            provider,
-            address: s.string("address"),
-            db: s.uint("db").unwrap_or(0),
-            key_prefix: s.string("keyPrefix"),
-        };
-        s.finish();
-        cfg
-    });
+    let session_storage = f
+        .value("sessionStorage")
+        .map(|(v, p)| session_storage::decode_session_storage(v, &p, issues));
     let server = f
         .value("server")
         .map(|(v, p)| server::decode_server(v, &p, issues))

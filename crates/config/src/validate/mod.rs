@@ -14,12 +14,13 @@ mod operational;
 mod optimizer;
 mod rate_limit;
 mod server;
+mod session_storage;
 mod telemetry;
 
 use std::collections::BTreeSet;
 
 use crate::error::{Issues, KeyPath};
-use crate::schema::{Config, SessionProvider};
+use crate::schema::Config;
 
 /// Runs every rule over `config`, recording problems in `issues`.
 pub(crate) fn validate(config: &Config, issues: &Issues) {
@@ -53,30 +54,7 @@ pub(crate) fn validate(config: &Config, issues: &Issues) {
     check_passthrough_headers(config, issues);
     composite::check(config, issues);
     if let Some(s) = &config.session_storage {
-        let path = root.key("sessionStorage");
-        if s.provider == SessionProvider::Redis
-            && s.address.as_deref().is_none_or(|a| a.trim().is_empty())
-        {
-            issues.push_new(&path.key("address"), "is required when provider is redis");
-        }
-        if let Some(a) = &s.address
-            && !a.trim().is_empty()
-            && a.rsplit_once(':')
-                .is_none_or(|(_, port)| port.parse::<u16>().is_err())
-        {
-            issues.push_new(
-                &path.key("address"),
-                format!("{a:?} is not host:port (e.g. redis:6379)"),
-            );
-        }
-        if let Some(p) = &s.key_prefix
-            && !p.ends_with(':')
-        {
-            issues.push_new(
-                &path.key("keyPrefix"),
-                format!("{p:?} must end with ':' (ToolHive's rule; e.g. thv:vmcp:session:)"),
-            );
-        }
+        session_storage::check(s, &root.key("sessionStorage"), issues);
     }
 }
 
