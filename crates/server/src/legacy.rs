@@ -6,17 +6,14 @@
 // Refusals are whole HTTP responses built on a cold path; boxing them would only add noise.
 #![allow(clippy::result_large_err)]
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::State;
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use vmcp_backend::CallSink;
 use vmcp_core::{Caller, Identity};
 use vmcp_proto::era::{self, Era, RequestView};
@@ -28,6 +25,7 @@ use crate::{
     errors::Failure,
     modern, observe, relay, replicas,
     reply::{self, Format},
+    resumable,
     session::{self, LOG_LEVELS, Session, short},
     state::AppState,
     stream,
@@ -37,8 +35,8 @@ const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 /// JSON-RPC code for an unknown or expired session (the convention of the reference SDKs).
 const SESSION_NOT_FOUND: i64 = -32001;
-/// Comment sent on idle GET streams so proxies keep them open.
-const KEEPALIVE: Duration = Duration::from_secs(15);
+/// A client resuming an SSE stream names the last event it saw.
+const LAST_EVENT_ID_HEADER: &str = "last-event-id";
 
 /// POST /mcp: one JSON-RPC message (or, for 2025-03-26 sessions, a batch).
 pub(crate) async fn post(
@@ -160,7 +158,9 @@ async fn post_message(state: Arc<AppState>, headers: HeaderMap, body: Body) -> R
     }
     let forwarded = state.options.forwarded(&headers);
     match handle(&state, &session, &identity, forwarded.as_ref(), msg).await {
-        Some(Ok((id, result))) => reply::result(format, &id, &result),
+        Some(Ok((id, result))) => {
+            reply::result(reply::mirrored(&state, &headers, format), &id, &result)
+        }
         Some(Err((id, failure))) => reply::failure(format, &id, &failure),
         None => reply::accepted(),
     }
@@ -555,23 +555,28 @@ pub(crate) async fn get_stream(State(state): State<Arc<AppState>>, headers: Head
     if let Err(r) = check_version(&headers) {
         return r;
     }
-    let (tx, rx) = mpsc::channel::<Bytes>(256);
-    session.attach_stream(tx);
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        match tokio::time::timeout(KEEPALIVE, rx.recv()).await {
-            Ok(Some(bytes)) => Some((Ok::<_, Infallible>(bytes), rx)),
-            Ok(None) => None,
-            Err(_) => Some((Ok(Bytes::from_static(b": keepalive\n\n")), rx)),
+    let limits = state.stream_limits();
+    // With Last-Event-ID, the stream that event belongs to continues right after it (this
+    // session's GET stream, or the response stream of one of its calls); without, a new GET
+    // stream replaces the session's previous one.
+    let reader = match headers.get(LAST_EVENT_ID_HEADER) {
+        Some(last) => match last.to_str() {
+            Ok(last) => session.resume(last),
+            Err(_) => Err(resumable::Refused::Unknown),
+        },
+        None => session.open_get_stream(limits),
+    };
+    match reader {
+        Ok(reader) => reader.into_response(limits.keepalive),
+        Err(refused) => {
+            tracing::debug!(session = %short(&session.id), ?refused, "stream resume refused");
+            reply::refuse(
+                StatusCode::BAD_REQUEST,
+                codes::INVALID_REQUEST,
+                refused.message(),
+            )
         }
-    });
-    let mut resp = Response::new(Body::from_stream(stream));
-    let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    resp
+    }
 }
 
 /// DELETE /mcp: ends the session and releases what it held on the backends.

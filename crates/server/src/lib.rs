@@ -22,6 +22,7 @@ mod ops;
 mod relay;
 mod replicas;
 mod reply;
+mod resumable;
 mod serving_threads;
 mod session;
 mod shared;

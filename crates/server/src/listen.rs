@@ -4,7 +4,6 @@
 //! client closes it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::response::Response;
 use bytes::Bytes;
@@ -18,9 +17,6 @@ use vmcp_proto::{codes, jsonrpc, sse};
 use crate::{
     errors::Failure, modern::modern_failure, reply, state::AppState, stream::event_stream,
 };
-
-/// Comment sent on an idle listen stream so intermediaries keep it open.
-const KEEPALIVE: Duration = Duration::from_secs(15);
 
 /// Opens the stream.
 pub(crate) async fn serve(
@@ -94,16 +90,13 @@ pub(crate) async fn serve(
         Some(&ack),
     )));
     let mut notices = state.gateway.notices();
+    let keepalive = state.options.sse_keepalive;
     // What this subscriber sees, to tell it only about changes to that.
     let mut seen = catalog.clone();
     tokio::spawn(async move {
         loop {
             let notice = tokio::select! {
                 n = notices.recv() => n,
-                _ = tokio::time::sleep(KEEPALIVE) => {
-                    if tx.send(Bytes::from_static(b": keepalive\n\n")).await.is_err() { break }
-                    continue;
-                }
                 _ = tx.closed() => break,
             };
             let outgoing = match notice {
@@ -169,7 +162,7 @@ pub(crate) async fn serve(
             }
         }
     });
-    event_stream(rx)
+    event_stream(rx, keepalive)
 }
 
 fn jsonrpc_key(id: &Value) -> String {

@@ -82,7 +82,8 @@ pub(crate) async fn serve(
                 .await
         }
         "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
-            return list(&state, &identity, &id, &method, params).await;
+            let format = reply::mirrored(&state, headers, Format::Json);
+            return list(&state, &identity, &id, &method, params, format).await;
         }
         "subscriptions/listen" => return listen::serve(state, identity, id, params).await,
         // Everything else, including the methods 2026-07-28 removed (initialize, ping,
@@ -179,13 +180,14 @@ fn respond(
     }
 }
 
-/// A list page, stamped with the envelope and written straight from the catalog.
+/// A list page, stamped with the envelope and written straight from the catalog, as `format`.
 async fn list(
     state: &AppState,
     identity: &Identity,
     id: &Value,
     method: &str,
     params: Value,
+    format: Format,
 ) -> Response {
     let catalog = match state.gateway.catalog(identity).await {
         Ok(c) => c,
@@ -214,7 +216,7 @@ async fn list(
                 Value::Object(fields) => fields,
                 _ => Map::new(),
             };
-            reply::result(Format::Json, id, &page.with_envelope(envelope))
+            reply::result(format, id, &page.with_envelope(envelope))
         }
         Ok(Reply::Value(result)) => respond(state, id, method, Ok(result)),
         Err(f) => respond(state, id, method, Err(f)),

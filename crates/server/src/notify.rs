@@ -4,11 +4,10 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use vmcp_core::GatewayNotice;
-use vmcp_proto::{jsonrpc, sse};
+use vmcp_proto::jsonrpc;
 
 use crate::state::AppState;
 
@@ -41,7 +40,7 @@ async fn list_changed(state: &AppState, kinds: &[&'static str]) {
                 != gw.visible_fingerprint(&session.identity, &fresh, kind)
             {
                 let method = format!("notifications/{kind}/list_changed");
-                session.push(event(&jsonrpc::notification_bytes(&method, None)));
+                session.push(&jsonrpc::notification_bytes(&method, None));
             }
         }
     }
@@ -51,17 +50,10 @@ fn resource_updated(state: &AppState, params: &Value) {
     let Some(uri) = params.get("uri").and_then(Value::as_str) else {
         return;
     };
-    let bytes = event(&jsonrpc::notification_bytes(
-        "notifications/resources/updated",
-        Some(params),
-    ));
+    let json = jsonrpc::notification_bytes("notifications/resources/updated", Some(params));
     for session in state.sessions.all() {
         if session.is_subscribed(uri) {
-            session.push(bytes.clone());
+            session.push(&json);
         }
     }
-}
-
-fn event(json: &[u8]) -> Bytes {
-    Bytes::from(sse::message_event(json, None))
 }

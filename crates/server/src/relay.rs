@@ -5,28 +5,27 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use vmcp_backend::CallEvent;
-use vmcp_proto::{ErrorObject, codes, jsonrpc, meta::strip_reserved, sse};
+use vmcp_proto::{ErrorObject, codes, jsonrpc, meta::strip_reserved};
 
+use crate::resumable::Resumable;
 use crate::session::Session;
 
 /// Where relayed messages go.
 pub(crate) enum Out {
-    /// The SSE response stream of one POST.
-    Stream(mpsc::Sender<Bytes>),
+    /// The resumable SSE response stream of one POST.
+    Stream(Arc<Resumable>),
     /// The session's GET stream.
     Standalone,
 }
 
 impl Out {
-    fn send(&self, session: &Session, bytes: Vec<u8>) -> bool {
-        let bytes = Bytes::from(sse::message_event(&bytes, None));
+    fn send(&self, session: &Session, json: Vec<u8>) -> bool {
         match self {
-            Out::Stream(tx) => tx.try_send(bytes).is_ok(),
-            Out::Standalone => session.push(bytes),
+            Out::Stream(stream) => stream.push_message(&json),
+            Out::Standalone => session.push(&json),
         }
     }
 }
@@ -94,6 +93,8 @@ pub(crate) fn relay(session: &Arc<Session>, event: CallEvent, out: &Out, timeout
                 let _ = reply.send(outcome);
             });
         }
+        // How the backend's stream carries the answer is the response stream's business.
+        CallEvent::StreamOpened | CallEvent::StreamPaused { .. } => {}
     }
 }
 

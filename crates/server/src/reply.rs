@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 use vmcp_proto::{ErrorObject, jsonrpc, sse};
 
-use crate::{audit, errors::Failure};
+use crate::{audit, errors::Failure, state::AppState};
 
 /// How the client wants answers to its POSTs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +41,20 @@ impl Format {
         } else {
             Format::Json
         }
+    }
+}
+
+/// The form of an answer the gateway gives itself (a list page, `ping`): `format`, except that a
+/// client accepting SSE gets a one-event SSE stream while a backend answers its own requests with
+/// streams, so that it sees the form it would get connected to that backend directly.
+pub(crate) fn mirrored(state: &AppState, headers: &HeaderMap, format: Format) -> Format {
+    if format == Format::Json
+        && Format::accepts_stream(headers)
+        && state.gateway.backends().iter().any(|b| b.streams_answers())
+    {
+        Format::EventStream
+    } else {
+        format
     }
 }
 

@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use bytes::Bytes;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use vmcp_backend::CallSink;
 use vmcp_core::{Catalog, Identity};
 use vmcp_proto::ErrorObject;
 
+use crate::resumable::{self, Limits, Reader, Resumable, Streams};
 use crate::state::AppState;
 
 /// MCP log levels, in increasing severity (RFC 5424 order).
@@ -43,7 +43,11 @@ pub(crate) struct Session {
     last_seen_ms: AtomicU64,
     /// Logical clock of the last use, for LRU order (milliseconds tie too easily).
     last_touch: AtomicU64,
-    stream: Mutex<Option<mpsc::Sender<Bytes>>>,
+    /// The session's resumable SSE streams: its GET stream and its calls' response streams.
+    streams: Streams,
+    /// What the ids of this session's streams start with: empty, or the replica's id when
+    /// replicas share sessions (so a resume arriving at another replica finds the stream's).
+    stream_tag: Arc<str>,
     /// Server-to-client requests awaiting the client's answer, by the id the gateway gave them.
     pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, ErrorObject>>>>,
     next_request: AtomicU64,
@@ -90,15 +94,42 @@ impl Session {
         self.log_level.load(Ordering::Relaxed) as usize
     }
 
-    /// Attaches a new GET stream, replacing (and so closing) any previous one.
-    pub(crate) fn attach_stream(&self, tx: mpsc::Sender<Bytes>) {
-        *self.stream.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    /// Opens a new GET stream, replacing (and so closing) any previous one; returns the
+    /// connection reading it.
+    ///
+    /// # Errors
+    /// Never in practice: a new stream can always be read from its start.
+    pub(crate) fn open_get_stream(&self, limits: Limits) -> Result<Reader, resumable::Refused> {
+        self.streams
+            .open_standalone(&self.stream_tag, limits)
+            .attach(None)
     }
 
-    /// Sends bytes on the GET stream; false when there is none or it is full.
-    pub(crate) fn push(&self, bytes: Bytes) -> bool {
-        let stream = self.stream.lock().unwrap_or_else(|p| p.into_inner());
-        stream.as_ref().is_some_and(|tx| tx.try_send(bytes).is_ok())
+    /// A new resumable response stream for one of the session's calls.
+    pub(crate) fn open_call_stream(&self, limits: Limits) -> Arc<Resumable> {
+        self.streams.open(&self.stream_tag, limits)
+    }
+
+    /// Continues the stream `last_event_id` belongs to, right after that event.
+    ///
+    /// # Errors
+    /// The id is not one of this session's resumable streams, or events after it were dropped.
+    pub(crate) fn resume(&self, last_event_id: &str) -> Result<Reader, resumable::Refused> {
+        let (stream, seq) = self.streams.find(last_event_id)?;
+        stream.attach(Some(seq))
+    }
+
+    /// Forgets streams no longer resumable.
+    pub(crate) fn prune_streams(&self) {
+        self.streams.prune();
+    }
+
+    /// Sends one JSON-RPC message on the GET stream (kept for a resume while no connection reads
+    /// it); false when the client never opened one.
+    pub(crate) fn push(&self, json: &[u8]) -> bool {
+        self.streams
+            .standalone()
+            .is_some_and(|s| s.push_message(json))
     }
 
     /// Registers a server-to-client request; returns the id to send it with.
@@ -193,13 +224,9 @@ impl Session {
             .is_empty()
     }
 
-    /// Whether a GET stream is attached and open.
+    /// Whether a connection reads the GET stream now.
     pub(crate) fn has_stream(&self) -> bool {
-        self.stream
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .is_some_and(|tx| !tx.is_closed())
+        self.streams.standalone().is_some_and(|s| s.is_attached())
     }
 
     /// Whether the client subscribed to `uri`.
@@ -211,13 +238,13 @@ impl Session {
     }
 
     fn close_stream(&self) {
-        self.stream.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.streams.close_standalone();
     }
 
-    /// Ends everything the session holds open: its stream, its sink, and requests awaiting the
+    /// Ends everything the session holds open: its streams, its sink, and requests awaiting the
     /// client (their backends get "the client is no longer connected").
     fn close(&self) {
-        self.close_stream();
+        self.streams.close_all();
         self.sink.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.pending
             .lock()
@@ -262,6 +289,7 @@ pub struct SessionStore {
     epoch: Instant,
     clock: AtomicU64,
     request_tag: Arc<str>,
+    stream_tag: Arc<str>,
     owners: std::collections::hash_map::RandomState,
 }
 
@@ -358,6 +386,7 @@ impl SessionStore {
             epoch: Instant::now(),
             clock: AtomicU64::new(0),
             request_tag: Arc::from("vmcp-"),
+            stream_tag: Arc::from(""),
             owners: std::collections::hash_map::RandomState::new(),
         }
     }
@@ -366,9 +395,11 @@ impl SessionStore {
         self.owners.hash_one(identity.binding())
     }
 
-    /// Server-to-client request ids of this store's sessions carry `replica`'s id.
+    /// Server-to-client request ids and SSE event ids of this store's sessions carry
+    /// `replica`'s id.
     pub(crate) fn tag_requests(&mut self, replica: &str) {
         self.request_tag = Arc::from(format!("vmcp-{replica}-"));
+        self.stream_tag = Arc::from(format!("{replica}."));
     }
 
     fn now_ms(&self) -> u64 {
@@ -477,7 +508,8 @@ impl SessionStore {
             log_level: AtomicU8::new(1),
             last_seen_ms: AtomicU64::new(now),
             last_touch: AtomicU64::new(touch),
-            stream: Mutex::new(None),
+            streams: Streams::default(),
+            stream_tag: self.stream_tag.clone(),
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
             request_tag: self.request_tag.clone(),
@@ -605,6 +637,9 @@ pub(crate) async fn reap_loop(state: Arc<AppState>) {
     loop {
         tokio::time::sleep(every).await;
         crate::replicas::keep_streams_in_use(&state).await;
+        for s in state.sessions.all() {
+            s.prune_streams();
+        }
         for s in state.sessions.take_expired() {
             tracing::debug!(session = %short(&s.id), "session expired");
             state.gateway.end_session(&s.id).await;

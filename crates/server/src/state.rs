@@ -8,8 +8,8 @@ use vmcp_core::Gateway;
 use vmcp_auth::Authenticator;
 
 use crate::{
-    auth::StatusAccess, conn_limits::ConnectionLimits, guard::OriginPolicy, session::SessionStore,
-    shared::SharedSessions,
+    auth::StatusAccess, conn_limits::ConnectionLimits, guard::OriginPolicy, resumable::Limits,
+    session::SessionStore, shared::SharedSessions,
 };
 
 /// Settings of the HTTP edge.
@@ -37,6 +37,10 @@ pub struct ServerOptions {
     pub passthrough_headers: Vec<http::HeaderName>,
     /// The audit trail of `/mcp` requests, when `audit` is configured.
     pub audit: Option<Arc<vmcp_audit::Auditor>>,
+    /// How often an SSE stream with nothing to send gets a comment, so that load balancers and
+    /// proxies that cut idle connections see traffic (`server.sseKeepAlive`); a call that runs
+    /// this long without a word is answered on an SSE stream for the same reason.
+    pub sse_keepalive: Duration,
 }
 
 impl ServerOptions {
@@ -69,6 +73,7 @@ impl Default for ServerOptions {
             status_access: StatusAccess::Public,
             passthrough_headers: Vec::new(),
             audit: None,
+            sse_keepalive: Duration::from_secs(15),
         }
     }
 }
@@ -88,6 +93,17 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The bounds and timings of the SSE streams the edge serves.
+    pub(crate) fn stream_limits(&self) -> Limits {
+        let d = Limits::default();
+        Limits {
+            keepalive: self.options.sse_keepalive,
+            // A finished stream is not kept past the session it belongs to could expire.
+            retention: d.retention.min(self.sessions.ttl),
+            ..d
+        }
+    }
+
     /// New state; sessions expire after `session_ttl` idle and are capped at `max_sessions`,
     /// `max_sessions_per_identity` of them one identity's (on this replica). With `redis`, sessions live in Redis under `key_prefix` and any replica
     /// serves any of them.

@@ -1,14 +1,20 @@
 //! Serving a forwarded request (tools/call, resources/read, prompts/get, completion/complete) so
-//! that what the backend sends while it runs reaches the client: the answer is plain JSON when
-//! nothing comes first (the fast path), and switches to an SSE stream carrying the relayed
-//! messages and then the answer as soon as the backend sends anything mid-request.
+//! that what the backend sends while it runs reaches the client. The answer is plain JSON when the
+//! backend answers plain JSON at once (the fast path), and an SSE stream carrying the relayed
+//! messages and then the answer as soon as the backend answers with a stream of its own, sends
+//! anything mid-request, or stays silent for a keep-alive interval (a load balancer would cut a
+//! silent connection; the stream then carries SSE comments until the answer).
 //!
 //! Both eras share this; they differ in what may be relayed ([`Audience`]): a Legacy session gets
 //! server-to-client requests forwarded, a Modern request gets only its own progress and the logs it
 //! opted into, and a backend asking it something is refused with the documented error contract.
+//! A Legacy session's stream is resumable ([`crate::resumable`]): a backend pausing its stream
+//! (SEP-1699) pauses the client's too, and a client cut off resumes with `Last-Event-ID`. A
+//! Modern stream is not (2026-07-28 removed resumption): closing it cancels the request.
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -29,6 +35,7 @@ use crate::{
     observe,
     relay::{self, Out},
     reply::{self, Format},
+    resumable::{KEEPALIVE, Resumable},
     session::{self, LOG_LEVELS, Session},
     state::AppState,
 };
@@ -108,6 +115,9 @@ impl ModernAudience {
                     format!("vmcp cannot relay {method} to a 2026-07-28 client mid-call"),
                 )));
             }
+            // 2026-07-28 streams are not resumable: a paused backend stream is only resumed by
+            // the gateway, and the client's stays open.
+            CallEvent::StreamOpened | CallEvent::StreamPaused { .. } => {}
         }
     }
 
@@ -142,17 +152,70 @@ impl ModernAudience {
     }
 }
 
-impl Audience {
-    fn relay(&self, event: CallEvent, out: &mpsc::Sender<Bytes>, state: &AppState) {
+/// Where a call's SSE response goes.
+enum Outlet {
+    /// A Legacy session's resumable stream.
+    Resumable(Arc<Resumable>),
+    /// A Modern request's stream, without event ids.
+    Plain(mpsc::Sender<Bytes>),
+}
+
+impl Outlet {
+    /// Resolves when the client went away for good: a Modern client closing its stream; never
+    /// for a resumable stream, which the client may come back to.
+    async fn abandoned(&self) {
         match self {
-            Audience::Legacy(session) => relay::relay(
-                session,
-                event,
-                &Out::Stream(out.clone()),
-                state.options.client_request_timeout,
-            ),
-            Audience::Modern(m) => m.relay(event, out),
+            Outlet::Plain(tx) => tx.closed().await,
+            Outlet::Resumable(_) => std::future::pending().await,
         }
+    }
+
+    /// Sends the answer, which ends the stream.
+    async fn finish(&self, json: &[u8]) {
+        match self {
+            Outlet::Resumable(stream) => stream.finish_with(json),
+            Outlet::Plain(tx) => {
+                let _ = tx.send(Bytes::from(sse::message_event(json, None))).await;
+            }
+        }
+    }
+}
+
+impl Audience {
+    fn relay(&self, event: CallEvent, out: &Outlet, state: &AppState) {
+        match (self, out) {
+            (_, Outlet::Resumable(stream)) => {
+                if let CallEvent::StreamPaused { retry } = event {
+                    stream.pause(retry);
+                } else if let Audience::Legacy(session) = self {
+                    relay::relay(
+                        session,
+                        event,
+                        &Out::Stream(stream.clone()),
+                        state.options.client_request_timeout,
+                    );
+                }
+            }
+            (Audience::Modern(m), Outlet::Plain(tx)) => m.relay(event, tx),
+            // A Legacy session always gets a resumable stream.
+            (Audience::Legacy(_), Outlet::Plain(_)) => {}
+        }
+    }
+
+    /// The SSE response for a call switching to a stream, and where its events go.
+    fn open_stream(&self, state: &AppState) -> (Response, Outlet) {
+        let limits = state.stream_limits();
+        if let Audience::Legacy(session) = self {
+            let stream = session.open_call_stream(limits);
+            if let Ok(reader) = stream.attach(None) {
+                return (
+                    reader.into_response(limits.keepalive),
+                    Outlet::Resumable(stream),
+                );
+            }
+        }
+        let (tx, rx) = mpsc::channel::<Bytes>(256);
+        (event_stream(rx, limits.keepalive), Outlet::Plain(tx))
     }
 
     fn finish(
@@ -284,40 +347,51 @@ pub(crate) async fn serve(
             ))
         })
     };
+    let keepalive = state.options.sse_keepalive;
     let first = tokio::select! {
         biased;
-        outcome = &mut work => Ok(joined(outcome)),
-        event = events.recv() => Err(event),
+        outcome = &mut work => First::Done(joined(outcome)),
+        event = events.recv() => First::Event(event),
+        () = tokio::time::sleep(keepalive) => First::Quiet,
     };
-    let first_event = match first {
-        Ok(outcome) => {
-            let mut guard = cancel_on_drop;
-            guard.0 = None;
-            return match audience.finish(outcome, &method, &state) {
-                Ok(result) => reply::result(Format::Json, &id, &result),
-                Err(f) => reply::failure(Format::Json, &id, &f),
-            };
-        }
-        Err(event) => event,
+    let (done, first_event) = match first {
+        // What the backend sent before its answer (its stream opening, progress) goes out
+        // first, on a stream: the client gets the answer in the form the backend gave it.
+        First::Done(outcome) => match events.try_recv() {
+            Ok(event) => (Some(outcome), Some(event)),
+            Err(_) => {
+                let mut guard = cancel_on_drop;
+                guard.0 = None;
+                return match audience.finish(outcome, &method, &state) {
+                    Ok(result) => reply::result(Format::Json, &id, &result),
+                    Err(f) => reply::failure(Format::Json, &id, &f),
+                };
+            }
+        },
+        First::Event(event) => (None, event),
+        First::Quiet => (None, None),
     };
-    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    let (response, out) = audience.open_stream(&state);
     tokio::spawn(audit::carry(async move {
         let mut guard = cancel_on_drop;
         if let Some(event) = first_event {
-            audience.relay(event, &tx, &state);
+            audience.relay(event, &out, &state);
         }
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut work => break joined(outcome),
-                Some(event) = events.recv() => audience.relay(event, &tx, &state),
-                // The client went away: the guard cancels a Modern request as it drops.
-                _ = tx.closed() => return,
-            }
+        let outcome = match done {
+            Some(outcome) => outcome,
+            None => loop {
+                tokio::select! {
+                    outcome = &mut work => break joined(outcome),
+                    Some(event) = events.recv() => audience.relay(event, &out, &state),
+                    // The client went away: the guard cancels a Modern request as it drops.
+                    () = out.abandoned() => return,
+                }
+            },
         };
         guard.0 = None;
         // Whatever the backend sent before its answer goes out before the answer.
         while let Ok(event) = events.try_recv() {
-            audience.relay(event, &tx, &state);
+            audience.relay(event, &out, &state);
         }
         let bytes = match audience.finish(outcome, &method, &state) {
             Ok(result) => jsonrpc::response_bytes(&id, &result),
@@ -326,17 +400,38 @@ pub(crate) async fn serve(
                 jsonrpc::error_bytes(&id, &f.error)
             }
         };
-        let _ = tx.send(Bytes::from(sse::message_event(&bytes, None))).await;
+        out.finish(&bytes).await;
     }));
-    event_stream(rx)
+    response
 }
 
-/// An SSE response fed by `rx` until it closes.
-pub(crate) fn event_stream(rx: mpsc::Receiver<Bytes>) -> Response {
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
+/// How the first wait of a forwarded request ended.
+enum First {
+    /// The request finished first.
+    Done(Result<Value, Failure>),
+    /// The backend sent something (None: it can send nothing more).
+    Event(Option<CallEvent>),
+    /// Nothing for a keep-alive interval.
+    Quiet,
+}
+
+/// An SSE response fed by `rx` until it closes, with a comment every `keepalive` without an
+/// event.
+pub(crate) fn event_stream(rx: mpsc::Receiver<Bytes>, keepalive: Duration) -> Response {
+    let body = futures_util::stream::unfold(rx, move |mut rx| async move {
+        let bytes = match tokio::time::timeout(keepalive, rx.recv()).await {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return None,
+            Err(_) => Bytes::from_static(KEEPALIVE),
+        };
+        Some((Ok::<_, Infallible>(bytes), rx))
     });
-    let mut resp = Response::new(Body::from_stream(body));
+    sse_response(Body::from_stream(body))
+}
+
+/// A `text/event-stream` response with `body`, which proxies must neither cache nor buffer.
+pub(crate) fn sse_response(body: Body) -> Response {
+    let mut resp = Response::new(body);
     let h = resp.headers_mut();
     h.insert(
         header::CONTENT_TYPE,

@@ -36,7 +36,10 @@ mod sse;
 mod stdio;
 
 pub use cli::{Cli, Transport, run};
-pub use conformance::{ConformanceCli, run_conformance, serve_conformance_in_process};
+pub use conformance::{
+    ConformanceCli, run_conformance, serve_conformance_in_process,
+    serve_legacy_conformance_in_process,
+};
 pub use embedding::{EmbeddingFaults, EmbeddingServer, serve_embeddings_in_process};
 pub use fault_proxy::{FaultMode, FaultProxy};
 pub use http::serve_http_in_process;

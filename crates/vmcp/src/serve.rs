@@ -105,6 +105,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             idle_timeout: config.server.idle_connection_timeout,
         },
         audit: auditor.clone(),
+        sse_keepalive: config.server.sse_keep_alive,
         ..ServerOptions::default()
     };
     let state = AppState::new(

@@ -60,6 +60,16 @@ pub async fn serve_conformance_in_process() -> (String, JoinHandle<()>) {
     serve_in_process(router(AllowedHosts::local_and([]), true), "/mcp").await
 }
 
+/// Like [`serve_conformance_in_process`], serving MCP 2025-11-25 only (`--legacy-only`): every
+/// request session-based, and `test_reconnection` listed (2026-07-28 drops it).
+///
+/// # Panics
+///
+/// If no local port can be bound.
+pub async fn serve_legacy_conformance_in_process() -> (String, JoinHandle<()>) {
+    serve_in_process(router(AllowedHosts::local_and([]), false), "/mcp").await
+}
+
 /// The `/mcp` router of the conformance fixture, refusing hosts outside `allowed`; without
 /// `modern`, every request is served as 2025-11-25. Layers run bottom-up: the Host/Origin
 /// guard first (both eras), then the era router, which serves 2026-07-28 requests itself and

@@ -1,0 +1,213 @@
+use super::*;
+
+fn limits() -> Limits {
+    Limits {
+        keepalive: Duration::from_secs(60),
+        ..Limits::default()
+    }
+}
+
+fn text(b: &Bytes) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The events a reader gets until its connection ends (none may be waiting).
+async fn drain(mut reader: Reader) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Some(b) = reader.next(Duration::from_secs(60)).await {
+        out.push(text(&b));
+    }
+    out
+}
+
+fn id_of(event: &str) -> &str {
+    event
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_stream_opens_with_a_priming_event_and_numbers_every_event() {
+    let streams = Streams::default();
+    let s = streams.open("r1.", limits());
+    assert!(s.id().starts_with("r1.") && !s.id().contains(':'));
+    s.push_message(br#"{"a":1}"#);
+    s.finish_with(br#"{"b":2}"#);
+    let events = drain(s.attach(None).unwrap()).await;
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert_eq!(
+        events[0],
+        format!("id: {}:0\nretry: 1000\ndata: \n\n", s.id())
+    );
+    assert_eq!(id_of(&events[1]), format!("{}:1", s.id()));
+    assert!(events[2].contains(r#"data: {"b":2}"#));
+    assert_eq!(id_of(&events[2]), format!("{}:2", s.id()));
+}
+
+#[tokio::test]
+async fn a_resume_continues_right_after_the_last_event_seen_and_replaces_the_old_connection() {
+    let streams = Streams::default();
+    let s = streams.open("", limits());
+    for n in 1..=3 {
+        s.push_message(format!("{{\"n\":{n}}}").as_bytes());
+    }
+    let mut first = s.attach(None).unwrap();
+    let primed = first.next(Duration::from_secs(60)).await.unwrap();
+    let seen = first.next(Duration::from_secs(60)).await.unwrap();
+    assert!(text(&seen).contains(r#"{"n":1}"#));
+    let (found, seq) = streams.find(id_of(&text(&seen))).unwrap();
+    assert!(Arc::ptr_eq(&found, &s) && seq == 1);
+    let second = s.attach(Some(seq)).unwrap();
+    // The old connection ends without the events the new one now carries.
+    assert_eq!(first.next(Duration::from_secs(60)).await, None);
+    assert!(s.is_attached());
+    s.finish_with(br#"{"n":4}"#);
+    let rest = drain(second).await;
+    let numbers: Vec<_> = rest.iter().map(|e| id_of(e).to_owned()).collect();
+    let expect: Vec<_> = (2..=4).map(|n| format!("{}:{n}", s.id())).collect();
+    assert_eq!(numbers, expect, "nothing lost, nothing twice");
+    assert!(text(&primed).starts_with("id: "));
+    assert!(!s.is_attached(), "the reader is gone");
+}
+
+#[tokio::test]
+async fn a_pause_ends_the_connection_and_what_follows_waits_for_the_resume() {
+    let streams = Streams::default();
+    let s = streams.open("", limits());
+    let reader = s.attach(None).unwrap();
+    s.pause(Duration::from_millis(250));
+    s.push_message(br#"{"later":true}"#);
+    let before = drain(reader).await;
+    assert_eq!(before.len(), 2, "priming, then the pause: {before:?}");
+    assert!(before[1].contains("retry: 250\n") && before[1].ends_with("data: \n\n"));
+    s.finish_with(br#"{"answer":1}"#);
+    let (found, seq) = streams.find(id_of(&before[1])).unwrap();
+    let after = drain(found.attach(Some(seq)).unwrap()).await;
+    assert_eq!(after.len(), 2, "{after:?}");
+    assert!(after[0].contains("later") && after[1].contains("answer"));
+}
+
+#[tokio::test]
+async fn a_waiting_connection_gets_keepalive_comments() {
+    let s = Streams::default().open("", limits());
+    let mut reader = s.attach(None).unwrap();
+    reader.next(Duration::from_millis(10)).await.unwrap();
+    let idle = reader.next(Duration::from_millis(10)).await.unwrap();
+    assert_eq!(&idle[..], KEEPALIVE);
+}
+
+#[test]
+fn the_buffer_is_bounded_and_a_resume_from_before_it_is_refused() {
+    let small = Limits {
+        events: 4,
+        ..limits()
+    };
+    let streams = Streams::default();
+    let s = streams.open("", small);
+    for n in 0..10 {
+        s.push_message(format!("{{\"n\":{n}}}").as_bytes());
+    }
+    // Events 0..=10 were numbered; 7..=10 are kept, so a client that saw 6 can resume.
+    assert!(s.attach(Some(6)).is_ok());
+    assert_eq!(s.attach(Some(5)).err(), Some(Refused::Lost));
+    assert_eq!(s.attach(Some(11)).err(), Some(Refused::Unknown));
+    assert!(
+        s.attach(Some(10)).is_ok(),
+        "saw everything: nothing to replay"
+    );
+    let bytes = Limits {
+        bytes: 64,
+        ..limits()
+    };
+    let b = streams.open("", bytes);
+    b.push_message(&[b'1'; 200]);
+    assert!(
+        b.lock().events.len() == 1,
+        "the newest event is always kept"
+    );
+}
+
+#[test]
+fn ids_of_other_streams_or_no_stream_are_unknown() {
+    let streams = Streams::default();
+    let s = streams.open("", limits());
+    let other = Streams::default().open("", limits());
+    for bad in [
+        String::new(),
+        "nocolon".into(),
+        format!("{}:", s.id()),
+        format!("{}:-1", s.id()),
+        format!("{}:1x", s.id()),
+        format!(":{}", 0),
+        format!("{}:0", other.id()),
+        format!("{}:99999999999999999999999", s.id()),
+    ] {
+        assert_eq!(streams.find(&bad).err(), Some(Refused::Unknown), "{bad}");
+    }
+    assert!(streams.find(&format!("{}:0", s.id())).is_ok());
+}
+
+#[test]
+fn a_session_keeps_a_bounded_number_of_streams_finished_ones_going_first() {
+    let few = Limits {
+        streams: 3,
+        ..limits()
+    };
+    let streams = Streams::default();
+    let live = streams.open("", few);
+    let done = streams.open("", few);
+    done.finish();
+    let third = streams.open("", few);
+    let fourth = streams.open("", few);
+    assert!(streams.find(&format!("{}:0", done.id())).is_err());
+    for kept in [&live, &third, &fourth] {
+        assert!(streams.find(&format!("{}:0", kept.id())).is_ok());
+    }
+    let fifth = streams.open("", few);
+    assert!(
+        streams.find(&format!("{}:0", live.id())).is_err(),
+        "then the oldest"
+    );
+    assert!(streams.find(&format!("{}:0", fifth.id())).is_ok());
+}
+
+#[test]
+fn a_finished_stream_is_resumable_for_its_retention_only() {
+    let brief = Limits {
+        retention: Duration::from_millis(20),
+        ..limits()
+    };
+    let streams = Streams::default();
+    let s = streams.open("", brief);
+    s.finish();
+    assert!(streams.find(&format!("{}:0", s.id())).is_ok());
+    std::thread::sleep(Duration::from_millis(40));
+    assert_eq!(
+        streams.find(&format!("{}:0", s.id())).err(),
+        Some(Refused::Unknown)
+    );
+    streams.prune();
+    assert!(streams.lock().by_id.is_empty());
+}
+
+#[tokio::test]
+async fn a_new_get_stream_replaces_the_old_one() {
+    let streams = Streams::default();
+    let old = streams.open_standalone("", limits());
+    let reader = old.attach(None).unwrap();
+    let new = streams.open_standalone("", limits());
+    assert_eq!(
+        drain(reader).await.len(),
+        1,
+        "the old one ends after its priming"
+    );
+    assert!(streams.find(&format!("{}:0", old.id())).is_err());
+    assert!(Arc::ptr_eq(&streams.standalone().unwrap(), &new));
+    streams.close_all();
+    assert!(streams.standalone().is_none());
+    assert!(
+        !new.push_message(b"{}"),
+        "a closed stream takes nothing more"
+    );
+}
