@@ -16,9 +16,9 @@ mod oidc;
 mod outgoing;
 mod secret;
 mod strategy;
-mod url_redact;
 #[cfg(test)]
 mod test_keys;
+mod url_redact;
 
 pub use error::{AuthError, ChallengeInfo, metadata_url};
 pub use fetch::{FetchError, FetchPolicy, Fetcher};

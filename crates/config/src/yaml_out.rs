@@ -388,11 +388,9 @@ fn server(s: &ServerConfig) -> Value {
             "idleConnectionTimeout",
             || dur(s.idle_connection_timeout),
         )
-        .put_if(
-            s.sse_keep_alive != d.sse_keep_alive,
-            "sseKeepAlive",
-            || dur(s.sse_keep_alive),
-        )
+        .put_if(s.sse_keep_alive != d.sse_keep_alive, "sseKeepAlive", || {
+            dur(s.sse_keep_alive)
+        })
         .put_if(
             s.allow_anonymous_on_network,
             "allowAnonymousOnNetwork",
