@@ -6,7 +6,7 @@
 use std::future::Future;
 
 use axum::response::{IntoResponse, Response};
-use http::{StatusCode, header};
+use http::{HeaderMap, StatusCode, header};
 use serde_json::Value;
 use vmcp_telemetry::{Outcome, ServerRequest};
 
@@ -54,17 +54,24 @@ pub(crate) async fn run<'c>(
     request.run(dispatch, outcome).await
 }
 
-/// `GET /metrics`: Prometheus text (mounted only with `enablePrometheusMetricsPath`).
-pub(crate) async fn metrics() -> Response {
-    match vmcp_telemetry::prometheus_text() {
-        Some(text) => (
-            [(
-                header::CONTENT_TYPE,
-                vmcp_telemetry::PROMETHEUS_CONTENT_TYPE,
-            )],
-            text,
+/// `GET /metrics` (mounted only with `enablePrometheusMetricsPath`): OpenMetrics text when the
+/// scrape's `Accept` asks for it, else Prometheus text 0.0.4.
+pub(crate) async fn metrics(headers: HeaderMap) -> Response {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let format = vmcp_telemetry::Format::negotiate(accept);
+    match vmcp_telemetry::metrics_page(format) {
+        Some(Ok(page)) => (
+            [
+                (header::CONTENT_TYPE, format.content_type()),
+                (header::VARY, "accept"),
+            ],
+            page,
         )
             .into_response(),
+        Some(Err(e)) => {
+            tracing::warn!("/metrics: {e}");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }

@@ -6,9 +6,14 @@
 use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter, UpDownCounter};
 
 /// Histogram boundaries for durations in seconds (the semantic conventions' advice for MCP).
-const SECONDS: [f64; 14] = [
+pub(crate) const SECONDS: [f64; 14] = [
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
+
+/// The semantic conventions' server operation duration, which `/metrics` may keep with
+/// exemplars (`crate::exemplars`).
+pub(crate) const SERVER_DURATION: &str = "mcp.server.operation.duration";
+pub(crate) const SERVER_DURATION_HELP: &str = "MCP request duration as observed on the receiver from the time it was received until the result or ack is sent.";
 
 /// The instruments.
 pub(crate) struct Instruments {
@@ -66,11 +71,7 @@ fn counter(meter: &Meter, name: &'static str, description: &'static str) -> Coun
 impl Instruments {
     pub(crate) fn new(m: &Meter) -> Self {
         Self {
-            server_duration: seconds(
-                m,
-                "mcp.server.operation.duration",
-                "MCP request duration as observed on the receiver from the time it was received until the result or ack is sent.",
-            ),
+            server_duration: seconds(m, SERVER_DURATION, SERVER_DURATION_HELP),
             requests: counter(m, "toolhive_mcp_requests", "Total number of MCP requests"),
             request_duration: seconds(
                 m,

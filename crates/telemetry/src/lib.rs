@@ -6,8 +6,10 @@
 //!
 //! - the instruments (names in `docs/metrics.md`: the OpenTelemetry MCP semantic conventions,
 //!   ToolHive's `toolhive_*` names, vmcp's `vmcp_*`), recorded through the functions below;
-//! - Prometheus text for `/metrics` ([`prometheus_text`], encoded here from the SDK's collected
-//!   data);
+//! - the `/metrics` page ([`metrics_page`]): the SDK's collected data encoded by
+//!   `prometheus-client` as Prometheus text 0.0.4 or, when the scrape asks for it
+//!   ([`Format::negotiate`]), OpenMetrics 1.0 text, with the trace of a sampled call as an
+//!   exemplar on its `mcp.server.operation.duration` bucket when traces are exported too;
 //! - OTLP/HTTP export of spans and metrics to `telemetry.endpoint`, over the workspace's reqwest;
 //! - spans: a server span per client request ([`ServerRequest`]), a client span per backend request
 //!   ([`BackendCall`]), W3C trace context read from HTTP headers ([`remote_parent`]) and from
@@ -36,13 +38,15 @@
 //! // Before install (or without a telemetry section) these do nothing.
 //! vmcp_telemetry::health_transition("github", "healthy", "unhealthy");
 //! vmcp_telemetry::rate_limit_decision(false, "per_user");
-//! assert!(vmcp_telemetry::prometheus_text().is_none());
+//! assert!(vmcp_telemetry::metrics_page(vmcp_telemetry::Format::OpenMetrics).is_none());
 //! ```
 
 mod events;
+mod exemplars;
+mod exposition;
+mod format;
 mod instruments;
 mod otlp;
-mod prometheus;
 mod trace;
 
 use std::sync::{Arc, OnceLock};
@@ -52,12 +56,9 @@ use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry::{KeyValue, StringValue};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::metrics::data::ResourceMetrics;
-use opentelemetry_sdk::metrics::reader::MetricReader;
-use opentelemetry_sdk::metrics::{
-    InstrumentKind, ManualReader, PeriodicReader, Pipeline, SdkMeterProvider, Temporality,
-};
+use opentelemetry_sdk::metrics::{ManualReader, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
+use prometheus_client::registry::Registry;
 use tokio::runtime::Handle;
 use vmcp_config::TelemetryConfig;
 
@@ -66,6 +67,7 @@ pub use events::{
     optimizer_call_tool_finished, rate_limit_decision, rate_limit_store_error, session_closed,
     session_opened, workflow_finished,
 };
+pub use format::Format;
 pub use trace::{BackendCall, Outcome, ServerRequest, remote_parent, with_trace_meta, within};
 
 /// Why telemetry could not start.
@@ -77,7 +79,13 @@ pub struct TelemetryError(String);
 pub(crate) struct Global {
     pub(crate) metrics: Option<instruments::Instruments>,
     pub(crate) tracer: Option<SdkTracer>,
-    pub(crate) scrape: Option<Arc<ManualReader>>,
+    /// What `/metrics` encodes, when it is served.
+    pub(crate) scrape: Option<Registry>,
+    /// The server durations with exemplars, when `/metrics` is served and traces exported.
+    pub(crate) server_durations: Option<Arc<exemplars::ServerDurations>>,
+    /// Whether the SDK records the server durations too: someone reads its copy (OTLP, or
+    /// `/metrics` when they are not kept with exemplars).
+    pub(crate) sdk_server_durations: bool,
     /// `server` label of ToolHive's metrics: the config's `name`.
     pub(crate) server_name: StringValue,
     pub(crate) legacy_attributes: bool,
@@ -123,28 +131,6 @@ impl Telemetry {
     }
 }
 
-/// The scrape reader, shared between the meter provider and `/metrics`.
-#[derive(Debug, Clone)]
-struct Scrape(Arc<ManualReader>);
-
-impl MetricReader for Scrape {
-    fn register_pipeline(&self, pipeline: std::sync::Weak<Pipeline>) {
-        self.0.register_pipeline(pipeline);
-    }
-    fn collect(&self, rm: &mut ResourceMetrics) -> opentelemetry_sdk::error::OTelSdkResult {
-        self.0.collect(rm)
-    }
-    fn force_flush(&self) -> opentelemetry_sdk::error::OTelSdkResult {
-        self.0.force_flush()
-    }
-    fn shutdown_with_timeout(&self, timeout: Duration) -> opentelemetry_sdk::error::OTelSdkResult {
-        self.0.shutdown_with_timeout(timeout)
-    }
-    fn temporality(&self, kind: InstrumentKind) -> Temporality {
-        self.0.temporality(kind)
-    }
-}
-
 /// How often metrics are pushed over OTLP: `OTEL_METRIC_EXPORT_INTERVAL` (milliseconds, the
 /// OpenTelemetry variable), else 60 s.
 fn export_interval() -> Duration {
@@ -177,12 +163,18 @@ pub fn install(
         _ => None,
     };
     let mut scrape = None;
+    // Exemplars link to exported traces: without traces there is nothing to link to.
+    let server_durations = (cfg.enable_prometheus_metrics_path && cfg.exports_traces())
+        .then(|| Arc::new(exemplars::ServerDurations::new()));
     let meters = if cfg.enable_prometheus_metrics_path || cfg.exports_metrics() {
         let mut builder = SdkMeterProvider::builder().with_resource(resource.clone());
         if cfg.enable_prometheus_metrics_path {
-            let reader = Arc::new(ManualReader::builder().build());
-            builder = builder.with_reader(Scrape(reader.clone()));
-            scrape = Some(reader);
+            let reader = exposition::Scrape {
+                reader: Arc::new(ManualReader::builder().build()),
+                server_durations: server_durations.clone(),
+            };
+            builder = builder.with_reader(reader.clone());
+            scrape = Some(exposition::registry(reader));
         }
         if let (Some(base), Some(sender), true) = (&base, &sender, cfg.exports_metrics()) {
             let exporter = otlp::metric_exporter(cfg, base, sender)?;
@@ -225,6 +217,8 @@ pub fn install(
             .map(|m| instruments::Instruments::new(&m.meter("vmcp"))),
         tracer: tracers.as_ref().map(|t| t.tracer("vmcp")),
         scrape,
+        sdk_server_durations: server_durations.is_none() || cfg.exports_metrics(),
+        server_durations,
         server_name: StringValue::from(Arc::<str>::from(server_name)),
         legacy_attributes: cfg.use_legacy_attributes,
         env_attributes,
@@ -258,16 +252,12 @@ pub fn serves_prometheus() -> bool {
     global().is_some_and(|g| g.scrape.is_some())
 }
 
-/// The current metrics as Prometheus text (format 0.0.4); `None` when `/metrics` is off.
+/// The current metrics as a `/metrics` page in `format`; `None` when `/metrics` is off.
+///
+/// # Errors
+/// When the encoder fails (a value the format cannot carry); the page would be partial.
 #[must_use]
-pub fn prometheus_text() -> Option<String> {
-    let reader = global()?.scrape.as_ref()?;
-    let mut rm = ResourceMetrics::default();
-    if let Err(e) = reader.collect(&mut rm) {
-        tracing::warn!("telemetry: collecting metrics: {e}");
-    }
-    Some(prometheus::encode(&rm))
+pub fn metrics_page(format: Format) -> Option<Result<String, TelemetryError>> {
+    let registry = global()?.scrape.as_ref()?;
+    Some(exposition::encode(registry, format))
 }
-
-/// The content type of [`prometheus_text`].
-pub const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";

@@ -245,6 +245,23 @@ fn server_attributes(
 }
 
 impl ServerInner {
+    /// The semconv series' labels as `/metrics` names them, sorted by key as the SDK's are.
+    fn semconv_labels(&self, o: &Outcome) -> crate::exemplars::Labels {
+        let mut labels = Vec::with_capacity(5);
+        if let Some(e) = &o.error {
+            labels.push(("error_type", e.clone()));
+        }
+        if let (Some(t), true) = (&self.target, self.method.as_str() == "tools/call") {
+            labels.push(("gen_ai_tool_name", Cow::Owned(t.as_str().to_owned())));
+        }
+        labels.push(("mcp_method_name", method_name(self.method.as_str())));
+        if let Some(v) = &self.protocol_version {
+            labels.push(("mcp_protocol_version", Cow::Owned(v.as_str().to_owned())));
+        }
+        labels.push(("network_transport", Cow::Borrowed("tcp")));
+        labels
+    }
+
     fn finish(self, o: &Outcome) {
         let elapsed = self.started.elapsed().as_secs_f64();
         if let Some(m) = &self.g.metrics {
@@ -260,7 +277,13 @@ impl ServerInner {
             if let Some(e) = &o.error {
                 semconv.push(KeyValue::new("error.type", e.clone()));
             }
-            m.server_duration.record(elapsed, &semconv);
+            if self.g.sdk_server_durations {
+                m.server_duration.record(elapsed, &semconv);
+            }
+            if let Some(d) = &self.g.server_durations {
+                let span = self.cx.as_ref().map(|cx| cx.span().span_context().clone());
+                d.observe(self.semconv_labels(o), elapsed, span.as_ref());
+            }
             let resource_id = self.target.clone().unwrap_or_else(|| StringValue::from(""));
             let toolhive = [
                 KeyValue::new("method", "POST"),

@@ -153,6 +153,71 @@ async fn metrics_scrape_matches_the_documented_list() {
     );
 }
 
+/// A scrape that asks for OpenMetrics gets it (typed families, `# EOF`); one that asks for
+/// Prometheus text, or says nothing, gets text 0.0.4.
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_negotiates_openmetrics() {
+    let gw = Gateway::start(&format!(
+        "name: tel\nbackends:\n{}telemetry:\n  enablePrometheusMetricsPath: true\n",
+        stdio_backend("weather", "")
+    ));
+    let c = Client::connect(&gw.url).await;
+    assert_eq!(
+        text_of(&c.call("weather_echo", json!({"text": "hi"})).await),
+        "hi"
+    );
+    let scrape = |accept: Option<&'static str>| {
+        let mut request = http().get(format!("{}/metrics", gw.base));
+        if let Some(a) = accept {
+            request = request.header("accept", a);
+        }
+        async move {
+            let resp = request.send().await.unwrap();
+            assert_eq!(resp.status(), 200);
+            let header = |h: &str| resp.headers()[h].to_str().unwrap().to_owned();
+            let (content_type, vary) = (header("content-type"), header("vary"));
+            (content_type, vary, resp.text().await.unwrap())
+        }
+    };
+
+    // What Prometheus sends: OpenMetrics preferred over text.
+    let (content_type, vary, page) = scrape(Some(
+        "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3,*/*;q=0.1",
+    ))
+    .await;
+    assert_eq!(
+        content_type,
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+    assert_eq!(vary, "accept");
+    assert!(page.ends_with("\n# EOF\n"), "{page}");
+    assert!(
+        page.lines()
+            .any(|l| l == "# TYPE toolhive_mcp_tool_calls counter"),
+        "{page}"
+    );
+    assert!(
+        page.contains("toolhive_mcp_tool_calls_total{server=\"tel\",tool=\"weather_echo\"} 1"),
+        "{page}"
+    );
+    assert!(
+        page.lines()
+            .any(|l| l == "# UNIT mcp_server_operation_duration_seconds seconds"),
+        "{page}"
+    );
+
+    for accept in [Some("text/plain;version=0.0.4"), None] {
+        let (content_type, _, page) = scrape(accept).await;
+        assert_eq!(content_type, "text/plain; version=0.0.4; charset=utf-8");
+        assert!(!page.contains("# EOF"), "{page}");
+        assert!(
+            page.lines()
+                .any(|l| l == "# TYPE toolhive_mcp_tool_calls_total counter"),
+            "{page}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_path_is_off_without_the_flag() {
     let gw = Gateway::start(&format!(
