@@ -23,7 +23,7 @@ use crate::{
     audit, auth, conn_limits,
     dispatch::{self, Ctx},
     errors::Failure,
-    modern, observe, relay, replicas,
+    modern, observe, relay, remote_resume, replicas,
     reply::{self, Format},
     resumable,
     session::{self, LOG_LEVELS, Session, short},
@@ -561,7 +561,16 @@ pub(crate) async fn get_stream(State(state): State<Arc<AppState>>, headers: Head
     // stream replaces the session's previous one.
     let reader = match headers.get(LAST_EVENT_ID_HEADER) {
         Some(last) => match last.to_str() {
-            Ok(last) => session.resume(last),
+            Ok(last) => match session.resume(last) {
+                Ok(reader) => Ok(reader),
+                // With shared sessions, the stream may be another replica's.
+                Err(refused) => {
+                    match remote_resume::resume(&state, &session, last, refused).await {
+                        Ok(resp) => return resp,
+                        Err(refused) => Err(refused),
+                    }
+                }
+            },
             Err(_) => Err(resumable::Refused::Unknown),
         },
         None => session.open_get_stream(limits),
@@ -570,6 +579,16 @@ pub(crate) async fn get_stream(State(state): State<Arc<AppState>>, headers: Head
         Ok(reader) => reader.into_response(limits.keepalive),
         Err(refused) => {
             tracing::debug!(session = %short(&session.id), ?refused, "stream resume refused");
+            if refused == resumable::Refused::Unreachable {
+                let mut resp = reply::refuse(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    codes::INTERNAL_ERROR,
+                    refused.message(),
+                );
+                resp.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                return resp;
+            }
             reply::refuse(
                 StatusCode::BAD_REQUEST,
                 codes::INVALID_REQUEST,

@@ -20,6 +20,7 @@ mod notify;
 mod observe;
 mod ops;
 mod relay;
+mod remote_resume;
 mod replicas;
 mod reply;
 mod resumable;

@@ -19,6 +19,7 @@ use vmcp_proto::{ErrorObject, codes};
 use vmcp_redis::RedisError;
 
 use crate::legacy;
+use crate::remote_resume;
 use crate::reply;
 use crate::session::{Session, short};
 use crate::shared::{BusMessage, Record, SharedSessions};
@@ -251,6 +252,18 @@ pub(crate) async fn bus_loop(state: Weak<AppState>, mut rx: mpsc::Receiver<vmcp_
                     tracing::debug!(session = %short(&session), %id, "forwarded answer to no pending request");
                 }
             }
+            BusMessage::Resume {
+                session,
+                from,
+                last_event_id,
+                conn,
+                ..
+            } => remote_resume::serve(&state, &session, &last_event_id, from, conn),
+            BusMessage::Frames {
+                conn, frames, end, ..
+            } => remote_resume::deliver(shared, &conn, frames, end),
+            BusMessage::Refused { conn, lost, .. } => remote_resume::refused(shared, &conn, lost),
+            BusMessage::Release { conn, .. } => remote_resume::release(shared, &conn),
         }
     }
 }

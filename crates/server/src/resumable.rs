@@ -73,6 +73,8 @@ pub(crate) enum Refused {
     Unknown,
     /// The stream dropped events after that one (its buffer bound): resuming would lose them.
     Lost,
+    /// The replica holding the stream did not answer (sessions shared between replicas).
+    Unreachable,
 }
 
 impl Refused {
@@ -84,6 +86,9 @@ impl Refused {
             }
             Self::Lost => {
                 "cannot resume: events after Last-Event-ID were dropped (the stream's replay buffer is bounded)"
+            }
+            Self::Unreachable => {
+                "cannot resume now: the replica holding this stream did not answer; retry shortly"
             }
         }
     }
@@ -317,9 +322,9 @@ pub(crate) struct Reader {
 }
 
 impl Reader {
-    /// The next event, or a keep-alive comment after `keepalive` without one; None when the
-    /// connection is to end.
-    async fn next(&mut self, keepalive: Duration) -> Option<Bytes> {
+    /// The next event, or a keep-alive comment after `keepalive` without one (with `None`, it
+    /// waits as long as it takes); None when the connection is to end.
+    pub(crate) async fn next(&mut self, keepalive: Option<Duration>) -> Option<Bytes> {
         loop {
             self.changes.borrow_and_update();
             match self.stream.step(self.reader, self.cursor) {
@@ -330,6 +335,12 @@ impl Reader {
                 Step::End => return None,
                 Step::Wait => {}
             }
+            let Some(keepalive) = keepalive else {
+                if self.changes.changed().await.is_err() {
+                    return None;
+                }
+                continue;
+            };
             match tokio::time::timeout(keepalive, self.changes.changed()).await {
                 Ok(Ok(())) => {}
                 Ok(Err(_)) => return None,
@@ -338,10 +349,24 @@ impl Reader {
         }
     }
 
+    /// The next event if one is ready: `Some(None)` when the connection is to end, None when
+    /// it would wait.
+    pub(crate) fn try_next(&mut self) -> Option<Option<Bytes>> {
+        self.changes.borrow_and_update();
+        match self.stream.step(self.reader, self.cursor) {
+            Step::Event(bytes) => {
+                self.cursor += 1;
+                Some(Some(bytes))
+            }
+            Step::End => Some(None),
+            Step::Wait => None,
+        }
+    }
+
     /// The `text/event-stream` response this connection reads into.
     pub(crate) fn into_response(self, keepalive: Duration) -> Response {
         let body = futures_util::stream::unfold(self, move |mut reader| async move {
-            let bytes = reader.next(keepalive).await?;
+            let bytes = reader.next(Some(keepalive)).await?;
             Some((Ok::<_, Infallible>(bytes), reader))
         });
         crate::stream::sse_response(Body::from_stream(body))

@@ -9,8 +9,8 @@
 //! of backend connections, so upstream connections grow with replicas, not with sessions.
 //!
 //! The bus is one pub/sub channel. Replicas publish there when a session ends, when its state
-//! changes, and when a client's answer to a server-to-client request reaches a replica other
-//! than the one waiting for it.
+//! changes, when a client's answer to a server-to-client request reaches a replica other than the
+//! one waiting for it, and to resume an SSE stream another replica holds (see `remote_resume`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,6 +22,7 @@ use vmcp_core::Identity;
 use vmcp_proto::ErrorObject;
 use vmcp_redis::{Client, Message, RedisError, Subscription};
 
+use crate::remote_resume::RemoteStreams;
 use crate::session::{LOG_LEVELS, Session};
 
 /// ToolHive's default key prefix.
@@ -143,6 +144,32 @@ pub(crate) enum BusMessage {
         id: Value,
         outcome: Result<Value, ErrorObject>,
     },
+    /// A client resumes, on replica `from`, a stream of `session` that replica `to` holds: `to`
+    /// sends the events after `last_event_id` for connection `conn`.
+    Resume {
+        session: String,
+        to: String,
+        from: String,
+        last_event_id: String,
+        conn: String,
+    },
+    /// Events of a resumed stream for connection `conn` on replica `to` (the first, perhaps
+    /// empty, says the resume was accepted); `end`: none follows.
+    Frames {
+        to: String,
+        conn: String,
+        frames: Vec<String>,
+        end: bool,
+    },
+    /// The stream's replica refused the resume (`lost`: events after the id were dropped; else
+    /// it has no such stream of that session).
+    Refused {
+        to: String,
+        conn: String,
+        lost: bool,
+    },
+    /// The client of connection `conn` went away: replica `to` stops sending its events.
+    Release { to: String, conn: String },
 }
 
 /// The Redis side of shared sessions.
@@ -153,6 +180,8 @@ pub struct SharedSessions {
     replica: String,
     channel: String,
     subscription: Subscription,
+    /// SSE streams resumed across replicas over the bus.
+    pub(crate) streams: RemoteStreams,
 }
 
 impl SharedSessions {
@@ -177,6 +206,7 @@ impl SharedSessions {
             replica: id.iter().map(|b| format!("{b:02x}")).collect(),
             channel,
             subscription,
+            streams: RemoteStreams::default(),
         };
         (shared, rx)
     }
@@ -329,25 +359,86 @@ impl SharedSessions {
                 }
                 v
             }
+            BusMessage::Resume {
+                session,
+                to,
+                last_event_id,
+                conn,
+                ..
+            } => {
+                json!({"t": "resume", "s": session, "to": to, "last": last_event_id, "conn": conn, "from": from})
+            }
+            BusMessage::Frames {
+                to,
+                conn,
+                frames,
+                end,
+            } => {
+                json!({"t": "frames", "to": to, "conn": conn, "frames": frames, "end": end, "from": from})
+            }
+            BusMessage::Refused { to, conn, lost } => {
+                json!({"t": "refused", "to": to, "conn": conn, "lost": lost, "from": from})
+            }
+            BusMessage::Release { to, conn } => {
+                json!({"t": "release", "to": to, "conn": conn, "from": from})
+            }
         };
         serde_json::to_vec(&v).unwrap_or_default()
     }
 
-    /// A bus message meant for this replica (None: malformed, or sent by this replica, or an
-    /// answer for another replica).
+    /// A bus message meant for this replica (None: malformed, or sent by this replica, or
+    /// addressed to another replica).
     pub(crate) fn decode(&self, payload: &[u8]) -> Option<BusMessage> {
         let v: Value = serde_json::from_slice(payload).ok()?;
         if v.get("from").and_then(Value::as_str) == Some(self.replica.as_str()) {
             return None;
         }
-        let session = v.get("s")?.as_str()?.to_owned();
-        match v.get("t")?.as_str()? {
+        let kind = v.get("t")?.as_str()?;
+        let text = |key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+        if kind != "ended" && kind != "changed" && text("to").as_deref() != Some(&self.replica) {
+            return None;
+        }
+        let to = self.replica.clone();
+        match kind {
+            "frames" => {
+                let frames = v.get("frames")?.as_array()?;
+                return Some(BusMessage::Frames {
+                    to,
+                    conn: text("conn")?,
+                    frames: frames
+                        .iter()
+                        .map(|f| f.as_str().map(str::to_owned))
+                        .collect::<Option<_>>()?,
+                    end: v.get("end")?.as_bool()?,
+                });
+            }
+            "refused" => {
+                return Some(BusMessage::Refused {
+                    to,
+                    conn: text("conn")?,
+                    lost: v.get("lost")?.as_bool()?,
+                });
+            }
+            "release" => {
+                return Some(BusMessage::Release {
+                    to,
+                    conn: text("conn")?,
+                });
+            }
+            _ => {}
+        }
+        let session = text("s")?;
+        match kind {
             "ended" => Some(BusMessage::Ended { session }),
             "changed" => Some(BusMessage::Changed { session }),
+            "resume" => Some(BusMessage::Resume {
+                session,
+                to,
+                from: text("from")?,
+                last_event_id: text("last")?,
+                conn: text("conn")?,
+            }),
             "answer" => {
-                if v.get("to").and_then(Value::as_str) != Some(self.replica.as_str()) {
-                    return None;
-                }
                 let outcome = match (v.get("result"), v.get("error")) {
                     (Some(r), _) => Ok(r.clone()),
                     (None, Some(e)) => Err(serde_json::from_value(e.clone()).ok()?),
@@ -355,7 +446,7 @@ impl SharedSessions {
                 };
                 Some(BusMessage::Answer {
                     session,
-                    to: self.replica.clone(),
+                    to,
                     id: v.get("id")?.clone(),
                     outcome,
                 })
@@ -408,6 +499,47 @@ mod tests {
         for junk in [&b"not json"[..], b"{}", br#"{"t":"nope","s":"x"}"#] {
             assert_eq!(b.decode(junk), None);
         }
+    }
+
+    #[tokio::test]
+    async fn stream_resumes_travel_between_two_replicas_only() {
+        let (a, b, c) = (bus(), bus(), bus());
+        let ask = BusMessage::Resume {
+            session: "s1".into(),
+            to: b.replica().into(),
+            from: a.replica().into(),
+            last_event_id: format!("{}.x:3", b.replica()),
+            conn: "c1".into(),
+        };
+        let wire = a.encode(&ask);
+        assert_eq!(b.decode(&wire), Some(ask));
+        assert_eq!(c.decode(&wire), None, "addressed to b");
+        let frames = BusMessage::Frames {
+            to: a.replica().into(),
+            conn: "c1".into(),
+            frames: vec!["id: x:4\ndata: {}\n\n".into()],
+            end: true,
+        };
+        assert_eq!(a.decode(&b.encode(&frames)), Some(frames.clone()));
+        assert_eq!(c.decode(&b.encode(&frames)), None);
+        for other in [
+            BusMessage::Refused {
+                to: a.replica().into(),
+                conn: "c1".into(),
+                lost: true,
+            },
+            BusMessage::Release {
+                to: a.replica().into(),
+                conn: "c1".into(),
+            },
+        ] {
+            assert_eq!(a.decode(&b.encode(&other)), Some(other));
+        }
+        let junk = format!(
+            r#"{{"t":"frames","to":"{}","conn":"c","frames":[1],"end":true}}"#,
+            a.replica()
+        );
+        assert_eq!(a.decode(junk.as_bytes()), None, "frames are strings");
     }
 
     #[tokio::test]

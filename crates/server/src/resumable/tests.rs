@@ -14,7 +14,7 @@ fn text(b: &Bytes) -> String {
 /// The events a reader gets until its connection ends (none may be waiting).
 async fn drain(mut reader: Reader) -> Vec<String> {
     let mut out = Vec::new();
-    while let Some(b) = reader.next(Duration::from_secs(60)).await {
+    while let Some(b) = reader.next(Some(Duration::from_secs(60))).await {
         out.push(text(&b));
     }
     out
@@ -53,14 +53,14 @@ async fn a_resume_continues_right_after_the_last_event_seen_and_replaces_the_old
         s.push_message(format!("{{\"n\":{n}}}").as_bytes());
     }
     let mut first = s.attach(None).unwrap();
-    let primed = first.next(Duration::from_secs(60)).await.unwrap();
-    let seen = first.next(Duration::from_secs(60)).await.unwrap();
+    let primed = first.next(Some(Duration::from_secs(60))).await.unwrap();
+    let seen = first.next(Some(Duration::from_secs(60))).await.unwrap();
     assert!(text(&seen).contains(r#"{"n":1}"#));
     let (found, seq) = streams.find(id_of(&text(&seen))).unwrap();
     assert!(Arc::ptr_eq(&found, &s) && seq == 1);
     let second = s.attach(Some(seq)).unwrap();
     // The old connection ends without the events the new one now carries.
-    assert_eq!(first.next(Duration::from_secs(60)).await, None);
+    assert_eq!(first.next(Some(Duration::from_secs(60))).await, None);
     assert!(s.is_attached());
     s.finish_with(br#"{"n":4}"#);
     let rest = drain(second).await;
@@ -92,8 +92,8 @@ async fn a_pause_ends_the_connection_and_what_follows_waits_for_the_resume() {
 async fn a_waiting_connection_gets_keepalive_comments() {
     let s = Streams::default().open("", limits());
     let mut reader = s.attach(None).unwrap();
-    reader.next(Duration::from_millis(10)).await.unwrap();
-    let idle = reader.next(Duration::from_millis(10)).await.unwrap();
+    reader.next(Some(Duration::from_millis(10))).await.unwrap();
+    let idle = reader.next(Some(Duration::from_millis(10))).await.unwrap();
     assert_eq!(&idle[..], KEEPALIVE);
 }
 

@@ -1,0 +1,137 @@
+//! Two replicas sharing sessions through a real `redis-server`: a stream a client was reading on
+//! one replica resumes on the other (the load balancer's choice), nothing lost, nothing twice.
+//! Skipped with a note when redis-server is missing, except under `CI=true`.
+
+use serde_json::json;
+use vmcp_testkit::{FixtureOptions, RedisServer};
+
+use super::*;
+
+/// Replicas in front of the 2025-11-25 conformance fixture and a JSON fixture, sessions in Redis.
+struct Pair {
+    _redis: RedisServer,
+    a: Gateway,
+    b: Gateway,
+    _backends: [tokio::task::JoinHandle<()>; 2],
+}
+
+async fn pair() -> Option<Pair> {
+    let redis = RedisServer::start()?;
+    let (conf, c) = serve_legacy_conformance_in_process().await;
+    let (plain, p) = serve_http_in_process(FixtureOptions::default()).await;
+    let yaml = format!(
+        "name: pair\nbackends:\n{}{}sessionStorage:\n  provider: redis\n  address: {}\nserver:\n  sseKeepAlive: 100ms\n",
+        http_backend("conf", &conf),
+        http_backend("plain", &plain),
+        redis.address()
+    );
+    Some(Pair {
+        a: Gateway::start(&yaml),
+        b: Gateway::start(&yaml),
+        _redis: redis,
+        _backends: [c, p],
+    })
+}
+
+/// Reads `events` until (and including) the first event whose JSON satisfies `stop`.
+async fn read_until(events: &mut Events, stop: impl Fn(&Value) -> bool) -> Vec<Event> {
+    let mut seen = Vec::new();
+    while let Some(ev) = events.next().await {
+        if ev.comment {
+            continue;
+        }
+        let done = stop(&ev.json());
+        seen.push(ev);
+        if done {
+            return seen;
+        }
+    }
+    panic!("the stream ended first: {seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_call_cut_on_one_replica_resumes_on_the_other() {
+    // Bound whole: the Redis server and the backends live as long as it.
+    let Some(pair) = pair().await else {
+        return;
+    };
+    let on_a = Client::connect(&pair.a.url).await;
+    let on_b = on_a.at(&pair.b.url);
+
+    // A long call on replica A (silent: the stream carries keep-alives), cut after its priming.
+    let resp = post(&on_a, &call(21, "plain_sleep", json!({"ms": 1500})))
+        .send()
+        .await
+        .unwrap();
+    let mut first = Events::new(resp);
+    let priming = first.next().await.unwrap();
+    assert!(
+        priming.data.is_empty() && priming.id.is_some(),
+        "{priming:?}"
+    );
+    drop(first);
+    // The client comes back through the load balancer, which picks replica B.
+    let resumed = get(&on_b, priming.id.as_deref()).await;
+    assert_eq!(resumed.status(), 200);
+    let rest = Events::new(resumed).rest().await;
+    let answers: Vec<Value> = rest.iter().map(Event::json).collect();
+    assert_eq!(answers.len(), 1, "the answer, once: {rest:?}");
+    assert_eq!(answers[0]["id"], 21);
+    assert_eq!(answers[0]["result"]["content"][0]["text"], "slept 1500");
+    assert_numbered(&[priming, rest[0].clone()]);
+
+    // Cut after the first progress notification; B delivers the rest.
+    let resp = post(&on_a, &call(22, "conf_test_tool_with_progress", json!({})))
+        .send()
+        .await
+        .unwrap();
+    let mut first = Events::new(resp);
+    let seen = read_until(&mut first, |m| m["method"] == "notifications/progress").await;
+    drop(first);
+    let last = seen.last().unwrap().id.clone().unwrap();
+    let rest = Events::new(get(&on_b, Some(&last)).await).rest().await;
+    let mut all = seen.clone();
+    all.extend(rest.iter().cloned());
+    assert_numbered(&all);
+    let progress = all
+        .iter()
+        .filter(|e| e.json()["method"] == "notifications/progress")
+        .count();
+    let answers = all.iter().filter(|e| e.json()["id"] == 22).count();
+    assert_eq!((progress, answers), (3, 1), "{all:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paused_stream_resumes_on_the_other_replica_and_bad_ids_are_refused_there() {
+    // Bound whole: the Redis server and the backends live as long as it.
+    let Some(pair) = pair().await else {
+        return;
+    };
+    let on_a = Client::connect(&pair.a.url).await;
+    let on_b = on_a.at(&pair.b.url);
+    let resp = post(&on_a, &call(23, "conf_test_reconnection", json!({})))
+        .send()
+        .await
+        .unwrap();
+    let before = Events::new(resp).rest().await;
+    let last = before.last().unwrap().id.clone().unwrap();
+    let after = Events::new(get(&on_b, Some(&last)).await).rest().await;
+    let answers = after.iter().filter(|e| e.json()["id"] == 23).count();
+    assert_eq!(answers, 1, "{after:?}");
+
+    // Another session's stream is refused on B as an unknown one is, whoever holds it.
+    let other = Client::connect(&pair.a.url).await;
+    let mut others = Events::new(get(&other, None).await);
+    let others_id = others.next().await.unwrap().id.unwrap();
+    let foreign = get(&on_b, Some(&others_id)).await;
+    let unknown = get(&on_b, Some(&format!("{others_id}9"))).await;
+    assert_eq!(
+        (foreign.status().as_u16(), unknown.status().as_u16()),
+        (400, 400)
+    );
+    assert_eq!(foreign.text().await.unwrap(), unknown.text().await.unwrap());
+    // A replica nobody runs does not answer: 503, try again.
+    let gone = get(&on_b, Some("0000dead.AAAAAAAAAAAAAAAAAAAAAA:1")).await;
+    assert_eq!(gone.status(), 503);
+    assert!(gone.headers().contains_key("retry-after"));
+}
