@@ -1,8 +1,12 @@
 //! A TCP proxy in front of a backend that can be made to fail while it runs: pass traffic,
-//! refuse it (every connection reset), answer `401`, or add latency to every request. Switching
-//! mode cuts the connections already open, so a client's pooled keep-alive connection sees the
-//! new behaviour at once. It also records every byte clients send through it, for tests that
-//! check what a backend received on the wire (headers included) without its cooperation.
+//! refuse it (every connection reset), answer `401`, add latency to every request, or lie in the
+//! backend's answers (stall mid-body, garbage, a wrong JSON-RPC id, another request's answer; see
+//! `answers`). Switching mode cuts the connections already open, so a client's pooled keep-alive
+//! connection sees the new behaviour at once. It also records every byte clients send through it,
+//! for tests that check what a backend received on the wire (headers included) without its
+//! cooperation.
+
+mod answers;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,6 +28,16 @@ pub enum FaultMode {
     Unauthorized,
     /// Forward, holding each chunk the client sends for this long first.
     Delay(Duration),
+    /// Forward each answer's headers and half its body, then send nothing more on that
+    /// connection (a backend hung mid-response).
+    StallMidBody,
+    /// Replace each JSON-RPC answer's body with bytes that are not JSON.
+    Garbage,
+    /// Change the `id` of each JSON-RPC answer, leaving the rest as it was.
+    WrongId,
+    /// Answer each JSON-RPC request with the answer the backend gave the request before it (on
+    /// any connection): another request's id and content.
+    OtherAnswer,
 }
 
 /// A running proxy; stops on drop.
@@ -33,6 +47,7 @@ pub struct FaultProxy {
     mode: watch::Sender<FaultMode>,
     accepted: Arc<AtomicUsize>,
     sent: Arc<Mutex<Vec<u8>>>,
+    rewritten: Arc<AtomicUsize>,
     task: JoinHandle<()>,
 }
 
@@ -51,6 +66,8 @@ impl FaultProxy {
         let accepted = Arc::new(AtomicUsize::new(0));
         let sent = Arc::new(Mutex::new(Vec::new()));
         let (counter, record) = (accepted.clone(), sent.clone());
+        let lies = answers::Lies::default();
+        let rewritten = lies.count.clone();
         let task = tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 counter.fetch_add(1, Ordering::Relaxed);
@@ -60,6 +77,7 @@ impl FaultProxy {
                     upstream.clone(),
                     watch_mode.clone(),
                     record.clone(),
+                    lies.clone(),
                 ));
             }
         });
@@ -68,6 +86,7 @@ impl FaultProxy {
             mode,
             accepted,
             sent,
+            rewritten,
             task,
         }
     }
@@ -80,6 +99,11 @@ impl FaultProxy {
     /// Connections accepted so far.
     pub fn accepted(&self) -> usize {
         self.accepted.load(Ordering::Relaxed)
+    }
+
+    /// Answers the proxy has stalled, garbled or rewritten so far.
+    pub fn rewritten(&self) -> usize {
+        self.rewritten.load(Ordering::Relaxed)
     }
 
     /// Everything clients sent through so far, as text (lossy).
@@ -100,6 +124,7 @@ async fn relay(
     upstream: String,
     mut mode: watch::Receiver<FaultMode>,
     record: Arc<Mutex<Vec<u8>>>,
+    lies: answers::Lies,
 ) {
     let current = *mode.borrow_and_update();
     match current {
@@ -121,7 +146,12 @@ async fn relay(
                 }
             }
         }
-        FaultMode::Pass | FaultMode::Delay(_) => {
+        FaultMode::Pass
+        | FaultMode::Delay(_)
+        | FaultMode::StallMidBody
+        | FaultMode::Garbage
+        | FaultMode::WrongId
+        | FaultMode::OtherAnswer => {
             let delay = match current {
                 FaultMode::Delay(d) => d,
                 _ => Duration::ZERO,
@@ -151,7 +181,14 @@ async fn relay(
                     }
                 }
             };
-            let down = tokio::io::copy(&mut sr, &mut cw);
+            let down = async {
+                match answers::Lie::of(current) {
+                    Some(lie) => lies.relay(lie, &mut sr, &mut cw).await,
+                    None => {
+                        let _ = tokio::io::copy(&mut sr, &mut cw).await;
+                    }
+                }
+            };
             tokio::select! {
                 _ = async { tokio::join!(up, down) } => {}
                 _ = mode.changed() => {}

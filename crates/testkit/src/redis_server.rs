@@ -1,8 +1,10 @@
 //! A real `redis-server` (Debian's package) started for a test on a free loopback port, with
-//! persistence off. Tests skip with a note when it is not installed, and fail under `CI=true`.
+//! persistence off (or, for outage tests, an append-only file that survives a kill). Tests skip
+//! with a note when it is not installed, and fail under `CI=true`.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -11,6 +13,8 @@ pub struct RedisServer {
     port: u16,
     password: Option<String>,
     child: Option<Child>,
+    /// Where the append-only file lives, when persistent; removed on drop.
+    dir: Option<PathBuf>,
 }
 
 impl RedisServer {
@@ -22,6 +26,26 @@ impl RedisServer {
 
     /// Starts one that requires `password`.
     pub fn start_with(password: Option<&str>) -> Option<Self> {
+        Self::start_in(password, None)
+    }
+
+    /// Starts one that writes every change to an append-only file (fsync on each write), so a
+    /// [`RedisServer::restart`] after a kill comes back with every key it held, as a production
+    /// Redis with AOF does.
+    pub fn start_persistent() -> Option<Self> {
+        let dir = std::env::temp_dir().join(format!(
+            "vmcp-redis-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&dir).expect("a directory for the append-only file");
+        Self::start_in(None, Some(dir))
+    }
+
+    fn start_in(password: Option<&str>, dir: Option<PathBuf>) -> Option<Self> {
         let installed = Command::new("redis-server")
             .arg("--version")
             .stdout(Stdio::null())
@@ -43,6 +67,7 @@ impl RedisServer {
             port,
             password: password.map(str::to_owned),
             child: None,
+            dir,
         };
         server.restart();
         Some(server)
@@ -66,7 +91,7 @@ impl RedisServer {
         }
     }
 
-    /// Starts it again on the same port, empty (persistence is off), and waits until it answers.
+    /// Starts it again on the same port, empty (unless persistent), and waits until it answers.
     /// A start that exits at once (its port briefly held by another socket) is retried a few
     /// times before giving up.
     pub fn restart(&mut self) {
@@ -108,10 +133,19 @@ impl RedisServer {
         let mut cmd = Command::new("redis-server");
         cmd.args(["--port", &self.port.to_string()])
             .args(["--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
+            .args(["--save", ""])
             .args(["--enable-debug-command", "local"])
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        match &self.dir {
+            Some(dir) => {
+                cmd.args(["--appendonly", "yes", "--appendfsync", "always", "--dir"])
+                    .arg(dir);
+            }
+            None => {
+                cmd.args(["--appendonly", "no"]);
+            }
+        }
         if let Some(p) = &self.password {
             cmd.args(["--requirepass", p]);
         }
@@ -133,5 +167,8 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }

@@ -99,6 +99,10 @@ pub struct FixtureProcess {
     child: Child,
     /// Kept open so the child never writes into a closed pipe.
     _stdout: BufReader<ChildStdout>,
+    /// How it was started, for [`FixtureProcess::restart`].
+    transport: &'static str,
+    path: &'static str,
+    args: Vec<String>,
 }
 
 impl FixtureProcess {
@@ -127,16 +131,56 @@ impl FixtureProcess {
         self.child.id()
     }
 
-    /// Kills the child and waits for it to exit (e.g. to test a backend going away).
+    /// Kills the child (SIGKILL) and waits for it to exit (e.g. to test a backend going away).
     pub async fn kill(&mut self) {
         // Err only if it has already exited, which is what we want anyway.
         let _ = self.child.kill().await;
     }
 
-    async fn spawn(transport: &str, path: &str, args: &[&str]) -> FixtureProcess {
+    /// Kills the child if it still runs and starts a new one with the same arguments on the
+    /// same port, as a supervisor restarting a crashed server would. The port can be held for a
+    /// moment after the kill, so a start that fails is retried (up to 50 times, 100 ms apart).
+    ///
+    /// # Panics
+    ///
+    /// If no start succeeds.
+    pub async fn restart(&mut self) {
+        self.kill().await;
+        let port = self
+            .url
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next())
+            .and_then(|p| p.parse::<u16>().ok())
+            .expect("the fixture URL has a port");
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        for _ in 0..50 {
+            if let Some(fresh) = Self::try_spawn(self.transport, self.path, port, &args).await {
+                *self = fresh;
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("vmcp-testkit: vmcp-fixture {args:?} could not listen on port {port} again");
+    }
+
+    async fn spawn(transport: &'static str, path: &'static str, args: &[&str]) -> FixtureProcess {
+        Self::try_spawn(transport, path, 0, args)
+            .await
+            .unwrap_or_else(|| {
+                panic!("vmcp-testkit: vmcp-fixture {args:?} did not announce its address")
+            })
+    }
+
+    /// Starts one on `port`; None when it does not announce its address (say, the port is taken).
+    async fn try_spawn(
+        transport: &'static str,
+        path: &'static str,
+        port: u16,
+        args: &[&str],
+    ) -> Option<FixtureProcess> {
         let bin = fixture_bin();
         let mut child = tokio::process::Command::new(&bin)
-            .args(["--transport", transport, "--port", "0"])
+            .args(["--transport", transport, "--port", &port.to_string()])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -152,13 +196,17 @@ impl FixtureProcess {
             Ok(Ok(_)) => line.trim().strip_prefix("listening on ").map(str::to_owned),
             Ok(Err(_)) | Err(_) => None,
         };
-        let base = base.unwrap_or_else(|| {
-            panic!("vmcp-testkit: vmcp-fixture {args:?} did not announce its address: {line:?}")
-        });
-        FixtureProcess {
+        let Some(base) = base else {
+            let _ = child.kill().await;
+            return None;
+        };
+        Some(FixtureProcess {
             url: format!("{base}{path}"),
             child,
             _stdout: stdout,
-        }
+            transport,
+            path,
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+        })
     }
 }

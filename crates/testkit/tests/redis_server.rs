@@ -1,5 +1,6 @@
-//! The test Redis: a restart whose port is held for a moment by another socket is retried, and
-//! readiness means a Redis answering PING, not any listener on the port.
+//! The test Redis: a restart whose port is held for a moment by another socket is retried,
+//! readiness means a Redis answering PING, not any listener on the port, and a persistent one
+//! keeps its keys across a kill.
 
 use std::time::Duration;
 
@@ -19,4 +20,15 @@ fn a_restart_waits_out_a_port_held_by_another_listener() {
     redis.restart();
     release.join().unwrap();
     assert_eq!(redis.cli(&["PING"]).trim(), "PONG");
+}
+
+#[test]
+fn a_persistent_redis_keeps_its_keys_across_a_kill() {
+    let Some(mut redis) = RedisServer::start_persistent() else {
+        return;
+    };
+    assert_eq!(redis.cli(&["SET", "kept", "yes"]).trim(), "OK");
+    redis.kill();
+    redis.restart();
+    assert_eq!(redis.cli(&["GET", "kept"]).trim(), "yes");
 }

@@ -39,6 +39,19 @@ async fn fixture_process_spawns_http_and_sse() {
 }
 
 #[tokio::test]
+async fn a_killed_fixture_restarts_on_its_port() {
+    let mut http = FixtureProcess::spawn_http(&["--name", "phoenix"]).await;
+    let url = http.url.clone();
+    let before = http.pid();
+    http.kill().await;
+    http.restart().await;
+    assert_eq!(http.url, url, "same port");
+    assert_ne!(http.pid(), before, "a new process");
+    let mut conn = Conn::Http(HttpConn::new(&http.url));
+    initialize(&mut conn, "phoenix").await;
+}
+
+#[tokio::test]
 async fn in_process_http_fixture_serves() {
     let opts = FixtureOptions {
         name: "inproc".to_owned(),
