@@ -35,6 +35,10 @@ const ANSWER_WAIT: Duration = Duration::from_secs(3);
 /// Frames waiting for a client connection on this replica, before the bus is read again.
 const CONNECTION_QUEUE: usize = 256;
 
+/// Keep-alive intervals without a message (frames or heartbeat) from the holder after which a
+/// connection resumed here ends.
+const HOLDER_SILENCE: u32 = 3;
+
 /// What reaches a connection resumed here from the stream's replica.
 enum Delivery {
     Frames { frames: Vec<String>, end: bool },
@@ -63,7 +67,9 @@ impl RemoteStreams {
 /// The replica whose stream `last_event_id` names, if it is another replica's.
 fn holder<'a>(shared: &SharedSessions, last_event_id: &'a str) -> Option<&'a str> {
     let (replica, _) = last_event_id.split_once('.')?;
-    (replica != shared.replica() && !replica.is_empty()).then_some(replica)
+    // Replica ids are 8 hex digits: anything else names no replica, and is not asked about.
+    let well_formed = replica.len() == 8 && replica.bytes().all(|b| b.is_ascii_hexdigit());
+    (well_formed && replica != shared.replica()).then_some(replica)
 }
 
 /// A `GET` resuming a stream this replica does not have: when the id names another replica,
@@ -122,6 +128,7 @@ pub(crate) async fn resume(
         pending: first.0.into_iter().map(Bytes::from).collect(),
         ended: first.1,
         rx,
+        quiet: 0,
         _release: Release {
             state: Arc::downgrade(state),
             to: to.to_owned(),
@@ -136,6 +143,8 @@ struct Relay {
     pending: std::collections::VecDeque<Bytes>,
     ended: bool,
     rx: mpsc::Receiver<Delivery>,
+    /// Keep-alive intervals in a row without a word from the holder.
+    quiet: u32,
     /// Held for its `Drop`.
     _release: Release,
 }
@@ -151,12 +160,19 @@ impl Relay {
             }
             match tokio::time::timeout(keepalive, self.rx.recv()).await {
                 Ok(Some(Delivery::Frames { frames, end })) => {
+                    self.quiet = 0;
                     self.pending.extend(frames.into_iter().map(Bytes::from));
                     self.ended = end;
                 }
                 // The queue overflowed (dropped here) or the bus went away: the client resumes.
                 Ok(Some(Delivery::Refused { .. }) | None) => return None,
-                Err(_) => return Some(Bytes::from_static(KEEPALIVE)),
+                // The holder sends at least a heartbeat every interval: silent for several, it is
+                // gone (or cut off from Redis), and the client had better resume elsewhere.
+                Err(_) if self.quiet >= HOLDER_SILENCE => return None,
+                Err(_) => {
+                    self.quiet += 1;
+                    return Some(Bytes::from_static(KEEPALIVE));
+                }
             }
         }
     }
@@ -247,6 +263,9 @@ pub(crate) fn serve(
             return;
         }
     };
+    let keepalive = state.options.sse_keepalive;
+    // Locked across the spawn, so that a task ending at once removes its own entry after it.
+    let mut sending = shared.streams.sending();
     let task = {
         let (state, conn) = (state.clone(), conn.clone());
         tokio::spawn(async move {
@@ -273,7 +292,9 @@ pub(crate) fn serve(
                 if shared.publish(&message).await.is_err() || end {
                     break;
                 }
-                match reader.next(None).await {
+                // An idle interval sends an empty message: the heartbeat the other side watches.
+                match reader.next(Some(keepalive)).await {
+                    Some(frame) if frame == KEEPALIVE => {}
                     Some(frame) => frames.push(String::from_utf8_lossy(&frame).into_owned()),
                     None => end = true,
                 }
@@ -281,7 +302,7 @@ pub(crate) fn serve(
             shared.streams.sending().remove(&conn);
         })
     };
-    shared.streams.sending().insert(conn, task.abort_handle());
+    sending.insert(conn, task.abort_handle());
 }
 
 /// Another replica's client went away: stop sending it the stream.

@@ -135,3 +135,27 @@ async fn a_paused_stream_resumes_on_the_other_replica_and_bad_ids_are_refused_th
     assert_eq!(gone.status(), 503);
     assert!(gone.headers().contains_key("retry-after"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stream_relayed_from_a_replica_that_dies_ends_and_later_resumes_get_503() {
+    let Some(mut pair) = pair().await else {
+        return;
+    };
+    let on_a = Client::connect(&pair.a.url).await;
+    let on_b = on_a.at(&pair.b.url);
+    let mut on_a_stream = Events::new(get(&on_a, None).await);
+    let priming = on_a_stream.next().await.unwrap();
+    drop(on_a_stream);
+    // The GET stream A holds, read through B: idle, kept open by the holder's heartbeats.
+    let mut relayed = Events::new(get(&on_b, priming.id.as_deref()).await);
+    assert!(relayed.next().await.unwrap().comment);
+    pair.a.kill();
+    // Without heartbeats from A, B ends the connection instead of holding it open forever.
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while relayed.next().await.is_some() {}
+    })
+    .await;
+    assert!(ended.is_ok(), "B kept relaying a dead replica's stream");
+    let again = get(&on_b, priming.id.as_deref()).await;
+    assert_eq!(again.status(), 503, "{:?}", again.text().await);
+}
