@@ -403,11 +403,13 @@ impl Streams {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A new stream with an unguessable id starting with `tag`, primed. Past the session's
-    /// bound, the oldest stream (finished ones first) stops being resumable.
-    pub(crate) fn open(&self, tag: &str, limits: Limits) -> Arc<Resumable> {
+    /// A new stream with an unguessable id starting with `tag`, primed when `prime`. Past the
+    /// session's bound, the oldest stream (finished ones first) stops being resumable.
+    pub(crate) fn open(&self, tag: &str, limits: Limits, prime: bool) -> Arc<Resumable> {
         let stream = Resumable::new(new_id(tag), limits);
-        stream.prime();
+        if prime {
+            stream.prime();
+        }
         let mut reg = self.lock();
         reg.prune(Instant::now());
         while reg.by_id.len() >= limits.streams.max(1) {
@@ -428,8 +430,8 @@ impl Streams {
     }
 
     /// A new GET stream for the session, replacing (and ending) the one before.
-    pub(crate) fn open_standalone(&self, tag: &str, limits: Limits) -> Arc<Resumable> {
-        let stream = self.open(tag, limits);
+    pub(crate) fn open_standalone(&self, tag: &str, limits: Limits, prime: bool) -> Arc<Resumable> {
+        let stream = self.open(tag, limits, prime);
         let old = self.lock().standalone.replace(stream.clone());
         if let Some(old) = old {
             old.finish();

@@ -101,13 +101,20 @@ impl Session {
     /// Never in practice: a new stream can always be read from its start.
     pub(crate) fn open_get_stream(&self, limits: Limits) -> Result<Reader, resumable::Refused> {
         self.streams
-            .open_standalone(&self.stream_tag, limits)
+            .open_standalone(&self.stream_tag, limits, self.polls())
             .attach(None)
     }
 
     /// A new resumable response stream for one of the session's calls.
     pub(crate) fn open_call_stream(&self, limits: Limits) -> Arc<Resumable> {
-        self.streams.open(&self.stream_tag, limits)
+        self.streams.open(&self.stream_tag, limits, self.polls())
+    }
+
+    /// Whether the client's revision has SSE polling (2025-11-25, SEP-1699): streams open with a
+    /// priming event, and the server may close one to have it resumed. Earlier revisions get
+    /// event ids and `Last-Event-ID` resumption (2025-03-26 has them) but neither of those.
+    pub(crate) fn polls(&self) -> bool {
+        self.protocol_version >= vmcp_proto::revision::LATEST_LEGACY
     }
 
     /// Continues the stream `last_event_id` belongs to, right after that event.

@@ -186,7 +186,10 @@ impl Audience {
         match (self, out) {
             (_, Outlet::Resumable(stream)) => {
                 if let CallEvent::StreamPaused { retry } = event {
-                    stream.pause(retry);
+                    // An earlier revision's client might not come back: only the gateway polls.
+                    if self.session().is_some_and(|s| s.polls()) {
+                        stream.pause(retry);
+                    }
                 } else if let Audience::Legacy(session) = self {
                     relay::relay(
                         session,

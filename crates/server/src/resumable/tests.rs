@@ -30,7 +30,7 @@ fn id_of(event: &str) -> &str {
 #[tokio::test]
 async fn a_stream_opens_with_a_priming_event_and_numbers_every_event() {
     let streams = Streams::default();
-    let s = streams.open("r1.", limits());
+    let s = streams.open("r1.", limits(), true);
     assert!(s.id().starts_with("r1.") && !s.id().contains(':'));
     s.push_message(br#"{"a":1}"#);
     s.finish_with(br#"{"b":2}"#);
@@ -48,7 +48,7 @@ async fn a_stream_opens_with_a_priming_event_and_numbers_every_event() {
 #[tokio::test]
 async fn a_resume_continues_right_after_the_last_event_seen_and_replaces_the_old_connection() {
     let streams = Streams::default();
-    let s = streams.open("", limits());
+    let s = streams.open("", limits(), true);
     for n in 1..=3 {
         s.push_message(format!("{{\"n\":{n}}}").as_bytes());
     }
@@ -74,7 +74,7 @@ async fn a_resume_continues_right_after_the_last_event_seen_and_replaces_the_old
 #[tokio::test]
 async fn a_pause_ends_the_connection_and_what_follows_waits_for_the_resume() {
     let streams = Streams::default();
-    let s = streams.open("", limits());
+    let s = streams.open("", limits(), true);
     let reader = s.attach(None).unwrap();
     s.pause(Duration::from_millis(250));
     s.push_message(br#"{"later":true}"#);
@@ -89,8 +89,17 @@ async fn a_pause_ends_the_connection_and_what_follows_waits_for_the_resume() {
 }
 
 #[tokio::test]
+async fn an_unprimed_stream_starts_with_its_first_message() {
+    let s = Streams::default().open("", limits(), false);
+    s.finish_with(b"{}");
+    let events = drain(s.attach(None).unwrap()).await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(id_of(&events[0]), format!("{}:0", s.id()));
+}
+
+#[tokio::test]
 async fn a_waiting_connection_gets_keepalive_comments() {
-    let s = Streams::default().open("", limits());
+    let s = Streams::default().open("", limits(), true);
     let mut reader = s.attach(None).unwrap();
     reader.next(Some(Duration::from_millis(10))).await.unwrap();
     let idle = reader.next(Some(Duration::from_millis(10))).await.unwrap();
@@ -104,7 +113,7 @@ fn the_buffer_is_bounded_and_a_resume_from_before_it_is_refused() {
         ..limits()
     };
     let streams = Streams::default();
-    let s = streams.open("", small);
+    let s = streams.open("", small, true);
     for n in 0..10 {
         s.push_message(format!("{{\"n\":{n}}}").as_bytes());
     }
@@ -120,7 +129,7 @@ fn the_buffer_is_bounded_and_a_resume_from_before_it_is_refused() {
         bytes: 64,
         ..limits()
     };
-    let b = streams.open("", bytes);
+    let b = streams.open("", bytes, true);
     b.push_message(&[b'1'; 200]);
     assert!(
         b.lock().events.len() == 1,
@@ -131,8 +140,8 @@ fn the_buffer_is_bounded_and_a_resume_from_before_it_is_refused() {
 #[test]
 fn ids_of_other_streams_or_no_stream_are_unknown() {
     let streams = Streams::default();
-    let s = streams.open("", limits());
-    let other = Streams::default().open("", limits());
+    let s = streams.open("", limits(), true);
+    let other = Streams::default().open("", limits(), true);
     for bad in [
         String::new(),
         "nocolon".into(),
@@ -155,16 +164,16 @@ fn a_session_keeps_a_bounded_number_of_streams_finished_ones_going_first() {
         ..limits()
     };
     let streams = Streams::default();
-    let live = streams.open("", few);
-    let done = streams.open("", few);
+    let live = streams.open("", few, true);
+    let done = streams.open("", few, true);
     done.finish();
-    let third = streams.open("", few);
-    let fourth = streams.open("", few);
+    let third = streams.open("", few, true);
+    let fourth = streams.open("", few, true);
     assert!(streams.find(&format!("{}:0", done.id())).is_err());
     for kept in [&live, &third, &fourth] {
         assert!(streams.find(&format!("{}:0", kept.id())).is_ok());
     }
-    let fifth = streams.open("", few);
+    let fifth = streams.open("", few, true);
     assert!(
         streams.find(&format!("{}:0", live.id())).is_err(),
         "then the oldest"
@@ -179,7 +188,7 @@ fn a_finished_stream_is_resumable_for_its_retention_only() {
         ..limits()
     };
     let streams = Streams::default();
-    let s = streams.open("", brief);
+    let s = streams.open("", brief, true);
     s.finish();
     assert!(streams.find(&format!("{}:0", s.id())).is_ok());
     std::thread::sleep(Duration::from_millis(40));
@@ -194,9 +203,9 @@ fn a_finished_stream_is_resumable_for_its_retention_only() {
 #[tokio::test]
 async fn a_new_get_stream_replaces_the_old_one() {
     let streams = Streams::default();
-    let old = streams.open_standalone("", limits());
+    let old = streams.open_standalone("", limits(), true);
     let reader = old.attach(None).unwrap();
-    let new = streams.open_standalone("", limits());
+    let new = streams.open_standalone("", limits(), true);
     assert_eq!(
         drain(reader).await.len(),
         1,

@@ -98,6 +98,23 @@ async fn a_paused_backend_stream_pauses_the_clients_and_the_resume_delivers_the_
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_earlier_revisions_client_gets_ids_but_neither_priming_nor_pauses() {
+    let (gw, _fixture) = streaming_gateway("").await;
+    let c = Client::connect_version(&gw.url, "2025-06-18").await;
+    let resp = post(&c, &call(14, "conf_test_reconnection", json!({})))
+        .send()
+        .await
+        .unwrap();
+    let events = Events::new(resp).rest().await;
+    assert!(
+        events.iter().all(|e| !e.data.is_empty() && e.retry.is_none()),
+        "SEP-1699 is 2025-11-25's: {events:?}"
+    );
+    assert_numbered(&events);
+    assert_eq!(events.last().unwrap().json()["id"], 14, "{events:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_connection_cut_mid_call_resumes_after_the_last_event_seen() {
     let (gw, _fixture) = streaming_gateway("").await;
     let c = Client::connect(&gw.url).await;
