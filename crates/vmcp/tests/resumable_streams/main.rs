@@ -107,7 +107,9 @@ async fn an_earlier_revisions_client_gets_ids_but_neither_priming_nor_pauses() {
         .unwrap();
     let events = Events::new(resp).rest().await;
     assert!(
-        events.iter().all(|e| !e.data.is_empty() && e.retry.is_none()),
+        events
+            .iter()
+            .all(|e| !e.data.is_empty() && e.retry.is_none()),
         "SEP-1699 is 2025-11-25's: {events:?}"
     );
     assert_numbered(&events);
