@@ -79,12 +79,14 @@ pids+=($!)
 for _ in $(seq 300); do grep -q listening "$work/everything.err" 2>/dev/null && break; sleep 0.05; done
 grep -q listening "$work/everything.err" || { echo "the everything server did not start"; cat "$work/everything.err"; exit 1; }
 echo "http://127.0.0.1:$port/mcp" >"$work/everything.url"
-# Every server sits behind one backend session that all client sessions share: the default a user
-# gets. (rmcp sends a tool's log notifications on the session's standalone GET stream rather than
-# the call's response stream; vmcp gives a log there to the one call in flight on the connection,
-# crates/backend/src/inbound.rs.)
+# The Python SDK and everything servers sit behind one backend session that all client sessions
+# share: the default a user gets. rmcp sends a tool's log notifications on the session's standalone
+# GET stream, outside the call; on a shared connection nothing says which client's call a message
+# there belongs to (a tool may talk after its call ended, while another client's call is in flight),
+# so vmcp drops it and logs once that `isolation: perSession` delivers them
+# (crates/backend/src/inbound.rs). That is the setting for such a server, so it is used here.
 start_gateway python "$(cat "$work/python.url")" shared
-start_gateway rmcp "$(cat "$work/rmcp.url")" shared
+start_gateway rmcp "$(cat "$work/rmcp.url")" perSession
 start_gateway everything "$(cat "$work/everything.url")" shared
 
 failed=()

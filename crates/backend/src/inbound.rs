@@ -4,11 +4,13 @@
 //! gateway issued; a message on a request's own response stream belongs to that request; on a
 //! multiplexed channel (stdio, HTTP+SSE) a message belongs to the one request in flight if there is
 //! exactly one, or to the client session that owns the connection (`isolation: perSession`). The
-//! HTTP GET stream is for messages unrelated to requests, so only the owning session gets them,
-//! except log messages: servers (rmcp among them) send a call's logs there rather than on the
-//! call's response stream, so a log is attributed as on a multiplexed channel. Anything else is not
-//! forwarded: notifications are dropped with a debug log, and requests are refused with an error
-//! that says why.
+//! HTTP GET stream is for messages unrelated to requests, so only the owning session gets them.
+//! Log messages included: rmcp sends a call's logs there, but so does a tool talking after its
+//! call ended, and giving such a log to whichever call is in flight hands one client's data to
+//! another (the forwarding_rmcp test). A dropped GET-stream log is reported once per connection,
+//! naming `isolation: perSession`, which delivers them. Anything else is not forwarded:
+//! notifications are dropped with a debug log, and requests are refused with an error that says
+//! why.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -191,6 +193,8 @@ pub(crate) struct Inbound {
     calls: Mutex<HashMap<i64, CallSink>>,
     session: Option<CallSink>,
     outstanding: Arc<AtomicUsize>,
+    /// Whether a log on the GET stream was dropped already (reported once).
+    standalone_log_dropped: AtomicBool,
 }
 
 /// Keeps a request registered as in flight on its connection until dropped.
@@ -213,6 +217,7 @@ impl Inbound {
             calls: Mutex::new(HashMap::new()),
             session,
             outstanding: Arc::new(AtomicUsize::new(0)),
+            standalone_log_dropped: AtomicBool::new(false),
         }
     }
 
@@ -321,12 +326,18 @@ impl Inbound {
             }
             return;
         }
-        let channel = match (channel, method.as_str()) {
-            (Channel::Standalone, "notifications/message") => Channel::Shared,
-            _ => channel,
-        };
+        let standalone = matches!(channel, Channel::Standalone);
         match self.target(channel) {
             Some(sink) => sink.notify(method, params),
+            None if standalone
+                && method == "notifications/message"
+                && !self.standalone_log_dropped.swap(true, Ordering::Relaxed) =>
+            {
+                tracing::warn!(
+                    backend = %self.routes.backend,
+                    "the backend sends log messages on its GET stream, outside any request: behind a connection shared by all clients no client can be told they are its, so they are dropped; `isolation: perSession` on this backend delivers them to their session"
+                )
+            }
             None => {
                 tracing::debug!(backend = %self.routes.backend, %method, "notification with no certain recipient; dropped")
             }
