@@ -240,6 +240,16 @@ fn family(alg: &str) -> Option<Family> {
 }
 
 impl Unverified<'_> {
+    /// The payload's `iat`, unverified: only to tell a key newer than the cached set from an
+    /// unknown one, never to accept anything.
+    pub fn issued_at(&self) -> Option<u64> {
+        #[derive(serde::Deserialize)]
+        struct Iat {
+            iat: Option<u64>,
+        }
+        serde_json::from_slice::<Iat>(&self.payload).ok()?.iat
+    }
+
     /// Verifies the signature with the set's key and returns the claims.
     ///
     /// # Errors

@@ -134,7 +134,10 @@ impl OidcValidator {
             None => {
                 let (identity, generation) = match jose::parse(token) {
                     Ok(jwt) => {
-                        let keys = self.keys.for_kid(jwt.kid.as_deref()).await?;
+                        let keys = self
+                            .keys
+                            .for_kid(jwt.kid.as_deref(), || jwt.issued_at())
+                            .await?;
                         let claims = jwt
                             .verify(&keys.set)
                             .map_err(|e| AuthError::InvalidToken(e.to_string()))?;

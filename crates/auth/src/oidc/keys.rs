@@ -5,7 +5,10 @@
 //! - A token whose `kid` is not in the set (or any token while the set is empty) makes the
 //!   request wait for one refresh, at most once per [`MIN_REFRESH`]: a stream of made-up `kid`s
 //!   cannot make the gateway hammer the identity provider. One refresh runs at a time; requests
-//!   arriving meanwhile wait for it and use what it got.
+//!   arriving meanwhile wait for it and use what it got. A `kid` still unknown is 503 (retry), not
+//!   401 (drop the token), while the provider may have rotated to it: the last fetch failed, or
+//!   the token's `iat` is not before the last successful fetch. Otherwise the key would be in
+//!   the set, and the token is refused 401.
 //! - The set is also refreshed when older than [`MAX_KEY_AGE`] (5 min, Envoy's default), by the
 //!   request that notices; others use the keys they have meanwhile.
 //! - A fetched set replaces the cached one, never merges with it: a key the provider removed
@@ -17,7 +20,7 @@
 //!   compromised) key valid forever. That is logged once per [`STALE_LOG_EVERY`], not per request.
 
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
@@ -39,6 +42,8 @@ struct State {
     set: Arc<KeySet>,
     /// The last successful fetch.
     fetched: Option<Instant>,
+    /// The same, in seconds since the epoch (to compare with a token's `iat`).
+    fetched_at: Option<u64>,
     jwks_url: Option<String>,
     last_attempt: Option<Instant>,
     last_error: Option<String>,
@@ -79,6 +84,7 @@ impl KeyCache {
             state: RwLock::new(State {
                 set: Arc::new(KeySet::default()),
                 fetched: None,
+                fetched_at: None,
                 jwks_url,
                 last_attempt: None,
                 last_error: None,
@@ -94,9 +100,15 @@ impl KeyCache {
     /// the set is due.
     ///
     /// # Errors
-    /// [`AuthError::Unavailable`] when no key set was ever fetched and none can be now;
+    /// [`AuthError::Unavailable`] when no key set was ever fetched and none can be now, or the
+    /// token's `kid` is unknown while the last fetch failed or `issued_at` (the token's
+    /// unverified `iat`) is not before the last successful fetch;
     /// [`AuthError::InvalidToken`] when the last successful fetch is older than `max_stale`.
-    pub(super) async fn for_kid(&self, kid: Option<&str>) -> Result<Current, AuthError> {
+    pub(super) async fn for_kid(
+        &self,
+        kid: Option<&str>,
+        issued_at: impl FnOnce() -> Option<u64>,
+    ) -> Result<Current, AuthError> {
         let (unknown, old, expired) = {
             let s = self.read();
             let age = s.fetched.map(|t| t.elapsed());
@@ -110,7 +122,7 @@ impl KeyCache {
             // Past max-stale the request waits for an attempt: it may bring the keys back.
             self.refresh(unknown || expired).await?;
         }
-        let (current, age, last_error) = {
+        let (current, age, last_error, missing, fetched_at) = {
             let s = self.read();
             let current = Current {
                 set: s.set.clone(),
@@ -120,6 +132,8 @@ impl KeyCache {
                 current,
                 s.fetched.map(|t| t.elapsed()),
                 s.last_error.clone(),
+                kid.filter(|kid| !s.set.has(kid)),
+                s.fetched_at,
             )
         };
         if let Some(age) = age
@@ -130,6 +144,29 @@ impl KeyCache {
                 "the issuer's signing keys could not be fetched for {}s, longer than jwksMaxStale ({}s) allows; no token is accepted until they are",
                 age.as_secs(),
                 self.max_stale.as_secs()
+            )));
+        }
+        let Some(kid) = missing else {
+            return Ok(current);
+        };
+        // The provider may have rotated to this key: the token is not known to be bad, so the
+        // client must not be told to drop it (401) but to retry (503), when the keys cannot be
+        // fetched, or when the token was issued after the set was (the key may be newer than the
+        // set, and fetches are rate-limited). Issued before the set was fetched, the key would be
+        // in it: 401, from the verification.
+        let issuer = redact_url(&self.issuer);
+        if let Some(why) = last_error {
+            return Err(AuthError::Unavailable(format!(
+                "the signing keys of {issuer} cannot be fetched now, and the token's key {kid:?} is not among those cached ({why}); retry shortly"
+            )));
+        }
+        if let Some(fetched_at) = fetched_at
+            && issued_at().is_some_and(|iat| iat >= fetched_at)
+        {
+            return Err(AuthError::Unavailable(format!(
+                "the token's key {kid:?} is newer than the signing keys of {issuer} fetched {}s ago; they are fetched again within {}s; retry shortly",
+                age.unwrap_or_default().as_secs(),
+                MIN_REFRESH.as_secs()
             )));
         }
         Ok(current)
@@ -221,6 +258,10 @@ impl KeyCache {
                 }
                 s.set = Arc::new(set);
                 s.fetched = Some(Instant::now());
+                s.fetched_at = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .ok()
+                    .map(|d| d.as_secs());
                 s.jwks_url = Some(url);
                 s.last_error = None;
                 drop(s);

@@ -76,9 +76,23 @@ pub(crate) fn http_error(a: &Answer) -> String {
         .unwrap_or_default();
     let description = challenge
         .split_once("error_description=\"")
-        .and_then(|(_, rest)| rest.split_once('"'))
-        .map_or("", |(d, _)| d);
+        .map_or_else(String::new, |(_, rest)| unquote(rest));
     format!("HTTP {}: {description} {}", a.status, a.text)
+}
+
+/// The rest of an RFC 9110 quoted-string whose opening quote is already consumed: up to the
+/// closing quote, with `\x` read as `x`.
+fn unquote(rest: &str) -> String {
+    let mut out = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => break,
+            '\\' => out.extend(chars.next()),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Whether `text` names one of `parts` (case-insensitive).
@@ -111,6 +125,21 @@ mod tests {
 
     fn of_call(id: u64, token: &str, a: &Answer) -> Outcome {
         super::of_call(id, token, "t-", a)
+    }
+
+    #[test]
+    fn a_challenge_description_is_read_past_its_escaped_quotes() {
+        let mut a = answer(503, json!({}));
+        a.headers.insert(
+            "www-authenticate",
+            r#"Bearer error="temporarily_unavailable", error_description="key \"k2\" unknown; signing keys down""#
+                .parse()
+                .unwrap(),
+        );
+        assert_eq!(
+            http_error(&a),
+            r#"HTTP 503: key "k2" unknown; signing keys down {}"#
+        );
     }
 
     #[test]

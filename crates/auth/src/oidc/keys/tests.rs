@@ -81,6 +81,94 @@ async fn an_unknown_kid_brings_the_rotated_set_and_retires_the_removed_key_at_on
 }
 
 #[tokio::test]
+async fn a_rotated_in_key_while_the_provider_is_down_is_unavailable_not_invalid() {
+    let (k, v, script) = setup().await;
+    assert!(
+        v.validate(&k.sign("RS256", Some("rsa"), &claims()))
+            .await
+            .is_ok()
+    );
+    // The provider becomes unreachable and starts signing with a key the cache has not seen.
+    script.down.store(true, Ordering::SeqCst);
+    let mut set = k.jwks.clone();
+    set["keys"][0]["kid"] = json!("rsa-2026");
+    *script.jwks.lock().unwrap() = set;
+    v.keys.age_by(MIN_REFRESH);
+    let new = k.sign("RS256", Some("rsa-2026"), &claims());
+    // The token may well be good: 503 naming the fetch, never 401 (which tells a client to drop it).
+    match v.validate(&new).await {
+        Err(AuthError::Unavailable(m)) => {
+            assert!(
+                m.contains("rsa-2026") && m.contains("cannot be fetched now"),
+                "{m}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // Within the refresh interval the same answer, without another fetch.
+    let fetched = hits(&script);
+    assert!(matches!(
+        v.validate(&new).await,
+        Err(AuthError::Unavailable(_))
+    ));
+    assert_eq!(hits(&script), fetched);
+    // Tokens of the cached keys still verify meanwhile.
+    assert!(
+        v.validate(&k.sign("ES256", Some("p256"), &claims()))
+            .await
+            .is_ok()
+    );
+    // Once the provider answers again, the next refresh brings the key.
+    script.down.store(false, Ordering::SeqCst);
+    v.keys.age_by(MIN_REFRESH);
+    assert!(v.validate(&new).await.is_ok());
+    // With the provider reachable, an unknown kid is an invalid token again.
+    assert!(matches!(
+        v.validate(&k.sign("RS256", Some("bogus"), &claims())).await,
+        Err(AuthError::InvalidToken(_))
+    ));
+}
+
+#[tokio::test]
+async fn an_unknown_key_of_a_token_newer_than_the_set_is_unavailable_until_refetched() {
+    use super::super::tests::{now, with};
+    let (k, v, script) = setup().await;
+    assert!(
+        v.validate(&k.sign("RS256", Some("rsa"), &claims()))
+            .await
+            .is_ok()
+    );
+    // The provider rotates right after the fetch; fetches are rate-limited for 10 s.
+    let mut set = k.jwks.clone();
+    set["keys"][0]["kid"] = json!("rsa-next");
+    *script.jwks.lock().unwrap() = set;
+    let fresh = k.sign(
+        "RS256",
+        Some("rsa-next"),
+        &with(claims(), "iat", json!(now())),
+    );
+    match v.validate(&fresh).await {
+        Err(AuthError::Unavailable(m)) => assert!(m.contains("newer than the signing keys"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // A token issued before the set was fetched would have its key in it: refused.
+    let old = k.sign(
+        "RS256",
+        Some("rsa-old"),
+        &with(claims(), "iat", json!(now() - 120)),
+    );
+    assert!(matches!(
+        v.validate(&old).await,
+        Err(AuthError::InvalidToken(_))
+    ));
+    assert_eq!(hits(&script), 1, "nothing fetched within the interval");
+    // Once the interval has passed, the fresh token's key is fetched and accepted.
+    v.keys.age_by(MIN_REFRESH);
+    assert!(v.validate(&fresh).await.is_ok());
+    assert_eq!(hits(&script), 2);
+}
+
+#[tokio::test]
 async fn a_concurrent_flood_of_unknown_kids_costs_one_fetch_per_interval() {
     let (k, v, script) = setup().await;
     assert!(
