@@ -3,7 +3,8 @@
 //!
 //! Exchanged tokens are cached per subject token until shortly before they expire (a day at
 //! most, whatever `expires_in` the endpoint answers), with one exchange in flight per subject
-//! token: concurrent misses wait for it (ToolHive exchanges on every backend request).
+//! token: concurrent misses wait for it and take its outcome, a failure included (ToolHive
+//! exchanges on every backend request). A failure is not cached: the next request tries again.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -140,12 +141,16 @@ pub fn subject_token_type(value: Option<&str>) -> Result<String, String> {
 
 type Key = [u8; 32];
 
+/// One exchange, awaited by every request that needs it: all take its outcome. Should the request
+/// running it go away, the next waiter runs it instead (OnceCell's initialisation is cancel-safe).
+type InFlight = tokio::sync::OnceCell<Result<Secret, AuthError>>;
+
 /// RFC 8693 token exchange for one backend, with its cache.
 pub struct TokenExchange {
     settings: ExchangeSettings,
     fetcher: Fetcher,
     cache: Mutex<HashMap<Key, (Secret, Instant)>>,
-    in_flight: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
+    in_flight: Mutex<HashMap<Key, Arc<InFlight>>>,
     exchanges: AtomicU64,
     hits: AtomicU64,
 }
@@ -214,27 +219,41 @@ impl TokenExchange {
             vmcp_telemetry::cache_lookup("token_exchange", true);
             return Ok(t);
         }
-        let gate = self
+        let flight = self
             .in_flight
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .entry(key)
             .or_default()
             .clone();
-        let _turn = gate.lock().await;
-        // Whoever held the gate before us may have filled the cache.
-        if let Some(t) = self.cached(&key) {
+        let mut ran = false;
+        let outcome = flight
+            .get_or_init(|| {
+                ran = true;
+                self.exchange_now(&key, subject)
+            })
+            .await
+            .clone();
+        if ran {
+            vmcp_telemetry::cache_lookup("token_exchange", false);
+        } else if outcome.is_ok() {
             self.hits.fetch_add(1, Ordering::Relaxed);
             vmcp_telemetry::cache_lookup("token_exchange", true);
+        }
+        // Done: the next miss starts afresh (after a failure, or once the token is due).
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        if in_flight.get(&key).is_some_and(|f| Arc::ptr_eq(f, &flight)) {
+            in_flight.remove(&key);
+        }
+        outcome
+    }
+
+    /// Asks the token endpoint (unless a request that went before just did) and caches the answer.
+    async fn exchange_now(&self, key: &Key, subject: &Secret) -> Result<Secret, AuthError> {
+        if let Some(t) = self.cached(key) {
             return Ok(t);
         }
-        vmcp_telemetry::cache_lookup("token_exchange", false);
-        let outcome = self.request(subject).await;
-        self.in_flight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&key);
-        let (token, lifetime) = outcome?;
+        let (token, lifetime) = self.request(subject).await?;
         let reuse = lifetime.saturating_sub(EXPIRY_SKEW.min(lifetime / 2));
         // Not cached rather than a panic, should a lifetime ever escape the clamp.
         let Some(until) = Instant::now().checked_add(reuse) else {
@@ -248,7 +267,7 @@ impl TokenExchange {
                 cache.clear();
             }
         }
-        cache.insert(key, (token.clone(), until));
+        cache.insert(*key, (token.clone(), until));
         Ok(token)
     }
 

@@ -303,12 +303,15 @@ impl Backend {
             pool.get(key, || self.connect(pool.sink(key)))?
         };
         if self.spec.auth.per_caller() {
-            let credential = self
-                .spec
-                .auth
-                .header_for(origin.caller)
-                .await
-                .map_err(|e| BackendError::Auth(e.to_string()))?;
+            let credential =
+                self.spec
+                    .auth
+                    .header_for(origin.caller)
+                    .await
+                    .map_err(|e| match e {
+                        vmcp_auth::AuthError::Unavailable(why) => BackendError::Credential(why),
+                        refused => BackendError::Auth(refused.to_string()),
+                    })?;
             if let (Some((name, value)), Some(headers)) = (credential, conn.headers()) {
                 let (name, value) = credential_header(&name, &value)?;
                 headers.set(&name, &value);
@@ -428,6 +431,7 @@ impl Backend {
             }
             Err(BackendError::Protocol(_)) => Some("protocol".into()),
             Err(BackendError::Auth(_)) => Some("auth".into()),
+            Err(BackendError::Credential(_)) => Some("credential_unavailable".into()),
         });
         match &outcome {
             Err(BackendError::Cancelled) => {}

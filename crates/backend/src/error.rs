@@ -31,13 +31,21 @@ pub enum BackendError {
     /// refused the one it got (HTTP 401/403).
     #[error("not authorized: {0}")]
     Auth(String),
+    /// The backend's credential could not be obtained now (the token endpoint is unreachable,
+    /// slow or failing): nothing is wrong with the caller's token or with the backend.
+    #[error("its credential cannot be obtained now: {0}")]
+    Credential(String),
 }
 
 impl BackendError {
     /// Whether this is a failure to get an answer (counts against health) rather than an answer.
-    /// A refused credential is the caller's problem, not the backend's.
+    /// A refused credential is the caller's problem, and one that cannot be obtained the token
+    /// endpoint's: neither is the backend's.
     pub fn is_operational(&self) -> bool {
-        !matches!(self, BackendError::Rpc(_) | BackendError::Auth(_))
+        !matches!(
+            self,
+            BackendError::Rpc(_) | BackendError::Auth(_) | BackendError::Credential(_)
+        )
     }
 
     /// The error with the hidden parts of a backend's URL replaced in its text (the backend's
@@ -59,6 +67,7 @@ impl BackendError {
             BackendError::Protocol(s) => BackendError::Protocol(scrub(s)),
             BackendError::Exited(s) => BackendError::Exited(scrub(s)),
             BackendError::Auth(s) => BackendError::Auth(scrub(s)),
+            BackendError::Credential(s) => BackendError::Credential(scrub(s)),
             other @ (BackendError::Timeout(_) | BackendError::Cancelled) => other,
         }
     }

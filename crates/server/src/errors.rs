@@ -124,6 +124,8 @@ fn backend_failure(backend: &str, error: BackendError) -> Failure {
                 BackendError::Exited(_) => "exited",
                 BackendError::Cancelled => "cancelled",
                 BackendError::Auth(_) => "unauthorized",
+                // The client may retry: its token was not refused, the exchange did not happen.
+                BackendError::Credential(_) => "unavailable",
                 BackendError::Rpc(_) => "rpc",
             };
             Failure {

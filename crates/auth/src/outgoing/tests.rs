@@ -120,6 +120,38 @@ async fn concurrent_misses_wait_for_one_exchange() {
     assert_eq!(x.counts(), (1, 19));
 }
 
+#[tokio::test]
+async fn concurrent_misses_share_a_failed_exchange_instead_of_retrying_in_turn() {
+    // Regression (chaos suite): each waiter used to try again after the one before it failed, so
+    // the n-th caller sharing a token waited n times the endpoint's delay.
+    let (x, e) = exchanger(300).await;
+    *e.answer.lock().unwrap() = (503, json!({"error": "temporarily_unavailable"}));
+    let subject = Secret::new("alice-token");
+    let calls: Vec<_> = (0..20)
+        .map(|_| {
+            let (x, s) = (x.clone(), subject.clone());
+            tokio::spawn(async move { x.exchange(&s).await })
+        })
+        .collect();
+    for c in calls {
+        match c.await.unwrap() {
+            Err(AuthError::Unavailable(m)) => assert!(m.contains("HTTP 503"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(
+        e.hits.load(Ordering::SeqCst),
+        1,
+        "one attempt for 20 callers"
+    );
+    // A failure is not remembered: the next call tries again, and succeeds once the endpoint does.
+    *e.answer.lock().unwrap() = (200, json!({"access_token": "x", "expires_in": 300}));
+    assert_eq!(
+        x.exchange(&subject).await.unwrap().expose(),
+        "backend-token-1"
+    );
+}
+
 async fn futures_join(
     calls: impl Iterator<Item = tokio::task::JoinHandle<Result<Secret, AuthError>>>,
 ) -> Vec<Secret> {
