@@ -83,11 +83,9 @@ async fn idp_unreachable() {
 /// Clients of [`idp_unreachable_while_it_rotates_its_key`] that switch to the new key.
 const ROTATING: usize = 4;
 
-// Known issue (vmcp-auth, crates/auth/src/oidc/keys.rs): a token whose key the gateway could not
-// fetch because the IdP is unreachable is refused as 401 invalid_token "no signing key k2 in the
-// issuer's key set", which names no failing part and tells an OAuth client to drop a good token;
-// it should be 503 saying the keys cannot be fetched. tools/chaos.sh runs it (--include-ignored).
-#[ignore = "known issue: 401 invalid_token instead of 503 naming the IdP (vmcp-auth keys.rs)"]
+// A token whose key the gateway cannot fetch while the IdP is unreachable was refused as 401
+// invalid_token "no signing key k2 in the issuer's key set", naming no failing part and telling an
+// OAuth client to drop a good token; it is 503 saying the signing keys cannot be fetched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn idp_unreachable_while_it_rotates_its_key() {
     let _one_at_a_time = SERIAL.lock().await;
@@ -109,12 +107,14 @@ async fn idp_unreachable_while_it_rotates_its_key() {
             .map(|n| {
                 let sub = format!("user-{n}");
                 let before = old.token(&idp.issuer, &sub);
-                let after = new.token(&idp.issuer, &sub);
+                // Issued once the IdP has rotated, as a real one would.
+                let after = std::sync::OnceLock::new();
+                let (new, issuer) = (new.clone(), idp.issuer.clone());
                 let rotates = n < ROTATING;
                 let switched = rotated.clone();
                 let bearer: Bearer = Arc::new(move || {
                     Some(if rotates && switched.load(Ordering::Relaxed) {
-                        after.clone()
+                        after.get_or_init(|| new.token(&issuer, &sub)).clone()
                     } else {
                         before.clone()
                     })
@@ -148,12 +148,9 @@ async fn token_endpoint_slow() {
     token_endpoint_slow_for(WORKERS).await;
 }
 
-// Known issue (vmcp-auth, crates/auth/src/outgoing.rs `TokenExchange::exchange`): calls that
-// share a token wait in turn behind the one exchange in flight, and each, finding nothing cached
-// when its turn comes, tries again for up to 5 s: the n-th waits n times the fetch bound. Measured
-// in the long run: 14 of 16 such calls still unanswered at the 10 s deadline. tools/chaos.sh runs
-// it (--include-ignored).
-#[ignore = "known issue: calls sharing a token wait out each other's token exchange (vmcp-auth outgoing.rs)"]
+// Calls that share a token used to wait in turn behind the one exchange in flight, and each,
+// finding nothing cached when its turn came, tried again for up to 5 s: 14 of 16 such calls were
+// unanswered at the 10 s deadline. They now all take the one exchange's outcome.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn token_endpoint_slow_for_clients_sharing_a_token() {
     token_endpoint_slow_for(2).await;
