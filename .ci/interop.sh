@@ -68,8 +68,11 @@ redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no >"$
 pids+=($!)
 { cat "$work/vmcp.yaml"; printf 'sessionStorage: {provider: redis, address: "127.0.0.1:%s"}\n' "$redis_port"; } >"$work/scaled.yaml"
 servers=""
+# The replicas share the key that seals requestState (a composite here asks the client); vmcp
+# never keeps it in Redis.
+state_key=$(head -c32 /dev/urandom | base64)
 for r in 1 2 3; do
-  ./target/debug/vmcp serve --config "$work/scaled.yaml" --port 0 >"$work/r$r.out" 2>"$work/r$r.err" &
+  VMCP_STATE_KEY="$state_key" ./target/debug/vmcp serve --config "$work/scaled.yaml" --port 0 >"$work/r$r.out" 2>"$work/r$r.err" &
   pids+=($!)
   for _ in $(seq 200); do grep -q listening "$work/r$r.out" 2>/dev/null && break; sleep 0.05; done
   addr=$(awk '{print $4}' "$work/r$r.out" | sed -e 's|^http://||' -e 's|/mcp$||')
