@@ -41,6 +41,9 @@ pub fn message_event(data: &[u8], id: Option<&str>) -> Vec<u8> {
 #[derive(Debug, Default)]
 pub struct Parser {
     buf: Vec<u8>,
+    /// How much of `buf` (the partial line) is known to hold no newline: a line trickled in tiny
+    /// chunks is scanned once, not once per chunk (which was quadratic).
+    scanned: usize,
     current: Event,
     has_data: bool,
     /// The `id:` buffer, which persists across events (an event without `id:` keeps the last).
@@ -74,6 +77,7 @@ impl Parser {
     /// the old connection is dropped; the last event id and reconnection time are kept.
     pub fn reconnected(&mut self) {
         self.buf.clear();
+        self.scanned = 0;
         self.current = Event::default();
         self.has_data = false;
     }
@@ -91,19 +95,23 @@ impl Parser {
         self.buf.extend_from_slice(chunk);
         let mut events = Vec::new();
         let mut start = 0;
-        while let Some(pos) = self.buf[start..].iter().position(|b| *b == b'\n') {
-            let end = start + pos;
+        let mut from = self.scanned;
+        while let Some(pos) = self.buf[from..].iter().position(|b| *b == b'\n') {
+            let end = from + pos;
             let line = &self.buf[start..end];
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             let line = String::from_utf8_lossy(line).into_owned();
             start = end + 1;
+            from = start;
             if let Some(ev) = self.line(&line) {
                 events.push(ev);
             }
         }
         self.buf.drain(..start);
+        self.scanned = self.buf.len();
         if self.buf.len() > MAX_LINE {
             self.buf.clear();
+            self.scanned = 0;
             return Err(LineTooLong);
         }
         Ok(events)
@@ -152,6 +160,25 @@ impl Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_trickled_in_tiny_chunks_parses_as_when_whole() {
+        let long = "x".repeat(100_000);
+        let stream = format!("id: 1\ndata: {long}\n\ndata: a\r\ndata: b\r\n\r\nid: 9\n\n");
+        let whole = Parser::default().feed(stream.as_bytes());
+        for size in [1, 3, 4096] {
+            let mut p = Parser::default();
+            let mut got = Vec::new();
+            for chunk in stream.as_bytes().chunks(size) {
+                got.extend(p.feed(chunk));
+            }
+            assert_eq!(got, whole, "chunks of {size}");
+            assert_eq!(p.last_event_id(), Some("9"));
+        }
+        assert_eq!(whole.len(), 2);
+        assert_eq!(whole[0].data, long);
+        assert_eq!(whole[1].data, "a\nb");
+    }
 
     #[test]
     fn parses_split_events_comments_and_multiline_data() {
