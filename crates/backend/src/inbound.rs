@@ -159,7 +159,7 @@ impl ServerRequest {
             None => Err(ErrorObject::new(
                 codes::INTERNAL_ERROR,
                 format!(
-                    "vmcp cannot tell which client {} is for: it arrived outside a request or while several were in flight on a shared connection; configure backend {} with isolation: perSession",
+                    "vmcp cannot tell which client {} is for: it arrived outside a request, or on a shared connection while several requests were in flight or after more than one caller used it; configure backend {} with isolation: perSession",
                     self.method, self.backend
                 ),
             )),
@@ -195,6 +195,11 @@ pub(crate) struct Inbound {
     outstanding: Arc<AtomicUsize>,
     /// Whether a log on the GET stream was dropped already (reported once).
     standalone_log_dropped: AtomicBool,
+    /// The first caller whose request was tracked here, and whether another has been since: from
+    /// then on a shared channel's message is not given to its single call in flight, since it may
+    /// be another caller's tool talking after its call ended.
+    first_caller: std::sync::OnceLock<Option<Arc<str>>>,
+    callers_mixed: AtomicBool,
 }
 
 /// Keeps a request registered as in flight on its connection until dropped.
@@ -218,6 +223,8 @@ impl Inbound {
             session,
             outstanding: Arc::new(AtomicUsize::new(0)),
             standalone_log_dropped: AtomicBool::new(false),
+            first_caller: std::sync::OnceLock::new(),
+            callers_mixed: AtomicBool::new(false),
         }
     }
 
@@ -228,6 +235,16 @@ impl Inbound {
     /// Marks request `id` as in flight (with its sink, when it has one).
     pub(crate) fn track(&self, id: i64, sink: Option<&CallSink>) -> Tracked<'_> {
         if let Some(s) = sink {
+            let caller = &s.client().caller;
+            if self.first_caller.get_or_init(|| caller.clone()) != caller
+                && !self.callers_mixed.swap(true, Ordering::Relaxed)
+                && self.session.is_none()
+            {
+                tracing::warn!(
+                    backend = %self.routes.backend,
+                    "a second caller uses this shared backend connection: from now on what the backend sends outside a request's own stream (logs, elicitation, sampling) goes to nobody, since it may be another caller's; `isolation: perSession` on this backend delivers it"
+                );
+            }
             self.lock().insert(id, s.clone());
         }
         Tracked { inbound: self, id }
@@ -237,13 +254,13 @@ impl Inbound {
     fn target(&self, channel: Channel<'_>) -> Option<CallSink> {
         match channel {
             Channel::Request(Some(c)) => return Some(c.clone()),
-            Channel::Shared => {
+            Channel::Shared if !self.callers_mixed.load(Ordering::Relaxed) => {
                 let calls = self.lock();
                 if calls.len() == 1 {
                     return calls.values().next().cloned();
                 }
             }
-            Channel::Request(None) | Channel::Standalone => {}
+            Channel::Shared | Channel::Request(None) | Channel::Standalone => {}
         }
         self.session.clone()
     }

@@ -52,6 +52,10 @@ pub struct ClientView {
     /// The revision family the client speaks (None: unknown, e.g. the gateway's own requests). A
     /// backend serving both revisions is spoken to in the client's.
     pub era: Option<Era>,
+    /// Who the request is for (issuer and subject; None: anonymous). Never sent to backends: a
+    /// shared channel that more than one caller has used stops giving a message to its single call
+    /// in flight, which could be another caller's tool talking late.
+    pub caller: Option<Arc<str>>,
 }
 
 impl ClientView {

@@ -245,11 +245,13 @@ impl Audience {
                 capabilities: s.client_capabilities.clone(),
                 log_level: Some(LOG_LEVELS[s.log_level()]),
                 era: Some(Era::Legacy),
+                caller: None,
             },
             Audience::Modern(m) => ClientView {
                 capabilities: m.capabilities.clone(),
                 log_level: m.log_level.map(|i| LOG_LEVELS[i]),
                 era: Some(Era::Modern),
+                caller: None,
             },
         }
     }
@@ -293,7 +295,11 @@ pub(crate) async fn serve(
     params: Option<Value>,
 ) -> Response {
     let key = id.to_string();
-    let (sink, mut events) = CallSink::for_client(256, audience.client_view());
+    let mut view = audience.client_view();
+    view.caller = identity
+        .binding()
+        .map(|(issuer, subject)| format!("{issuer}\u{0}{subject}").into());
+    let (sink, mut events) = CallSink::for_client(256, view);
     if let Some(s) = audience.session() {
         s.begin(key.clone(), sink.clone());
     }

@@ -228,3 +228,56 @@ async fn a_flood_of_requests_is_refused_past_the_bound() {
         Message::Response { .. }
     ));
 }
+
+fn sink_of(caller: Option<&str>) -> (CallSink, Receiver<CallEvent>) {
+    CallSink::for_client(
+        8,
+        crate::sink::ClientView {
+            caller: caller.map(Into::into),
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn once_two_callers_used_a_shared_channel_its_single_call_gets_nothing() {
+    let inbound = Inbound::new(Routes::new("b"), None);
+    // One caller's calls, one after another: each is the single call in flight.
+    let (a1, mut a1_rx) = sink_of(Some("idp\u{0}alice"));
+    let (a2, mut a2_rx) = sink_of(Some("idp\u{0}alice"));
+    drop(inbound.track(1, Some(&a1)));
+    let _t = inbound.track(2, Some(&a2));
+    inbound.handle(log(), Channel::Shared);
+    assert_eq!(got(&mut a2_rx), vec!["notifications/message"]);
+    assert!(got(&mut a1_rx).is_empty());
+    drop(_t);
+    // Bob's call is alone in flight, but alice's tool may still talk: nothing is attributed.
+    let (bob, mut bob_rx) = sink_of(Some("idp\u{0}bob"));
+    let _b = inbound.track(3, Some(&bob));
+    inbound.handle(log(), Channel::Shared);
+    assert!(got(&mut bob_rx).is_empty());
+    // Nor is a request to the client: it is refused (its `to` is nobody).
+    let asked = inbound.handle(
+        Message::Request {
+            id: json!(7),
+            method: "elicitation/create".into(),
+            params: Some(json!({})),
+        },
+        Channel::Shared,
+    );
+    assert!(asked.is_some_and(|r| r.to.is_none()));
+    // The request's own stream still reaches it.
+    inbound.handle(log(), Channel::Request(Some(&bob)));
+    assert_eq!(got(&mut bob_rx), vec!["notifications/message"]);
+}
+
+#[test]
+fn anonymous_callers_are_one_caller() {
+    let inbound = Inbound::new(Routes::new("b"), None);
+    let (x, _x_rx) = sink_of(None);
+    let (y, mut y_rx) = sink_of(None);
+    drop(inbound.track(1, Some(&x)));
+    let _t = inbound.track(2, Some(&y));
+    inbound.handle(log(), Channel::Shared);
+    assert_eq!(got(&mut y_rx), vec!["notifications/message"]);
+}
