@@ -73,8 +73,10 @@ pub const MAX_RANGE_ITERATIONS: usize = 10_000_000;
 /// Total bytes of text that functions (`printf`, `print`, `json`, …) may build in one render. Not
 /// in Go: each result is held to [`MAX_OUTPUT_BYTES`], but a variable grown a little on every
 /// pass of a loop (`{{$s = printf "%s." $s}}`) copies all of itself each time, so without a total
-/// one render did quadratic work for minutes (found by fuzzing).
-pub const MAX_BUILT_BYTES: usize = 10 * MAX_OUTPUT_BYTES;
+/// one render did quadratic work for minutes (found by fuzzing). Twice the output bound: a
+/// render building more text than that, e.g. printing its whole data hundreds of thousands of
+/// times in nested loops (also found by fuzzing: 12 s at the earlier 100 MiB), is refused.
+pub const MAX_BUILT_BYTES: usize = 2 * MAX_OUTPUT_BYTES;
 
 /// A parsed template, ready to render any number of times (it is `Send + Sync`).
 #[derive(Debug, Clone)]

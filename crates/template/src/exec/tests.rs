@@ -115,3 +115,16 @@ fn regression_growing_a_variable_in_a_loop_is_bounded() {
     let small = "{{range 6000}}{{printf \"%s\" \"0123456789\"}}{{end}}";
     assert_eq!(run(small, &json!(null)).map(|s| s.len()), Ok(60_000));
 }
+
+/// Found by fuzzing: printing the whole data in nested loops is linear work, but there was a lot
+/// of it under the old 100 MiB bound (~12 s a render in the fuzzer). It is refused at 20 MiB.
+#[test]
+fn regression_printing_the_data_in_nested_loops_is_bounded() {
+    let data = json!({"user": {"name": "Ada", "groups": ["eng", "ops"], "bio": "x".repeat(250)}});
+    let t = "{{$s := \"x\"}}{{range 582}}{{range 678}}{{$s = print \"%!sl\" $ 00}}{{end}}{{end}}";
+    let refused = run(t, &data).expect_err("bounded");
+    assert!(
+        refused.contains("functions built more than 20971520"),
+        "{refused}"
+    );
+}
