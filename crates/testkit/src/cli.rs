@@ -39,6 +39,9 @@ pub struct Cli {
     /// http: no sessions at all (no `Mcp-Session-Id`, no GET stream, no DELETE).
     #[arg(long)]
     pub stateless: bool,
+    /// stdio: offer `talk_later` (answers, then logs its `tag` `ms` milliseconds later).
+    #[arg(long)]
+    pub late_talk: bool,
 }
 
 /// The transports `vmcp-fixture` can serve.
@@ -62,6 +65,7 @@ impl Cli {
             prompts: !self.no_prompts,
             sse_responses: self.sse_responses,
             stateless: self.stateless,
+            late_talk: self.late_talk,
         }
     }
 }

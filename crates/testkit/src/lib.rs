@@ -65,6 +65,9 @@ pub struct FixtureOptions {
     pub sse_responses: bool,
     /// http: no sessions at all (default false).
     pub stateless: bool,
+    /// stdio: offer `talk_later`, which answers at once and sends a log message carrying its
+    /// `tag` `ms` milliseconds later, outside any request (default false).
+    pub late_talk: bool,
 }
 
 impl Default for FixtureOptions {
@@ -76,6 +79,7 @@ impl Default for FixtureOptions {
             prompts: true,
             sse_responses: false,
             stateless: false,
+            late_talk: false,
         }
     }
 }

@@ -89,9 +89,9 @@ async fn receive(
     tokio::spawn(async move {
         let sent = match state.fixture.handle(&message).await {
             Outcome::Accepted => return,
-            Outcome::Reply(response) | Outcome::ReplyThenForgetSessions(response) => {
-                event("message", &response.to_string())
-            }
+            Outcome::Reply(response)
+            | Outcome::ReplyThenForgetSessions(response)
+            | Outcome::ReplyThenLater(response, ..) => event("message", &response.to_string()),
             Outcome::Garbage => event("message", "not json{"),
             Outcome::Crash => crash(),
         };

@@ -54,6 +54,14 @@ pub(crate) async fn serve_stdio(opts: &FixtureOptions) -> io::Result<()> {
                 Outcome::Reply(response) | Outcome::ReplyThenForgetSessions(response) => {
                     response.to_string()
                 }
+                Outcome::ReplyThenLater(response, after, note) => {
+                    let later = lines_out.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(after).await;
+                        let _ = later.send(note.to_string());
+                    });
+                    response.to_string()
+                }
                 Outcome::Garbage => GARBAGE_LINE.to_owned(),
                 Outcome::Crash => crash(),
             };

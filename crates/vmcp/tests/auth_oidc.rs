@@ -589,3 +589,67 @@ async fn the_python_sdk_client_authenticates_on_both_revisions() {
         assert_eq!(text.matches("ok  ").count(), 5, "mode {mode}:\n{text}");
     }
 }
+
+/// A stdio process shared by every session cannot say whose a message outside a request is: a
+/// tool may talk after its call ended, while another caller's call is the only one in flight.
+/// One caller's calls keep getting such messages; once a second caller has used the process,
+/// nobody does (the gateway says so once, naming `isolation: perSession`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shared_process_never_gives_one_callers_late_message_to_another() {
+    let Some(idp) = OidcProvider::start() else {
+        return;
+    };
+    let bin = vmcp_testkit::fixture_bin();
+    let yaml = format!(
+        "name: late\nbackends:\n  - name: sto\n    transport: stdio\n    command: {bin:?}\n    args: [\"--transport\", \"stdio\", \"--name\", \"sto\", \"--late-talk\"]\nincomingAuth:\n  type: oidc\n  oidc:\n    issuer: {issuer}\n    audience: {AUDIENCE}\n    insecureAllowHttp: true\n    jwksAllowPrivateIp: true\n",
+        bin = bin.display().to_string(),
+        issuer = idp.issuer,
+    );
+    let gw = Gateway::start(&yaml);
+    let alice = Client::connect_as(&gw.url, &idp.token("alice", &[]).await).await;
+    let bob = Client::connect_as(&gw.url, &idp.token("bob", &[]).await).await;
+    for c in [&alice, &bob] {
+        c.ok("logging/setLevel", json!({"level": "debug"})).await;
+    }
+    // The whole answer to a call, its stream's events included.
+    let call_text = |c: &Client, tool: &str, args: Value| {
+        let (c, body) = (
+            c.clone(),
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                "params": {"name": tool, "arguments": args}}),
+        );
+        async move { c.post_raw(c.session.clone(), body).await.text }
+    };
+    // One caller so far: her own tool's late log reaches her next call.
+    let t = call_text(
+        &alice,
+        "sto_talk_later",
+        json!({"tag": "alice-own", "ms": 300}),
+    )
+    .await;
+    assert!(t.contains("will talk later"), "{t}");
+    let t = call_text(&alice, "sto_sleep", json!({"ms": 1200})).await;
+    assert!(
+        t.contains("alice-own"),
+        "one caller's late log is hers: {t}"
+    );
+    // Her tool talks late while bob's call is the only one in flight: bob must not get it.
+    let t = call_text(
+        &alice,
+        "sto_talk_later",
+        json!({"tag": "alice-secret", "ms": 300}),
+    )
+    .await;
+    assert!(t.contains("will talk later"), "{t}");
+    let t = call_text(&bob, "sto_sleep", json!({"ms": 1200})).await;
+    assert!(t.contains("slept 1200"), "{t}");
+    assert!(
+        !t.contains("alice-secret"),
+        "bob received alice's tool's log: {t}"
+    );
+    assert!(
+        gw.logs()
+            .contains("a second caller uses this shared backend connection"),
+        "the gateway says why it stopped attributing"
+    );
+}

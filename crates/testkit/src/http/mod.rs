@@ -191,7 +191,9 @@ fn stream_reply<H: Handler>(
     tokio::spawn(async move {
         let last = match state.handler.respond(message, call).await {
             Outcome::Accepted => return,
-            Outcome::Reply(response) => response.to_string(),
+            Outcome::Reply(response) | Outcome::ReplyThenLater(response, ..) => {
+                response.to_string()
+            }
             Outcome::ReplyThenForgetSessions(response) => {
                 state.sessions().clear();
                 response.to_string()
@@ -263,7 +265,7 @@ impl<H: Handler> HttpState<H> {
     fn finish(&self, outcome: Outcome, new_session: Option<String>) -> Response {
         match outcome {
             Outcome::Accepted => StatusCode::ACCEPTED.into_response(),
-            Outcome::Reply(response) => {
+            Outcome::Reply(response) | Outcome::ReplyThenLater(response, ..) => {
                 if let Some(id) = &new_session {
                     self.sessions().insert(id.clone(), watch::channel(()).0);
                 }

@@ -48,6 +48,8 @@ pub(crate) enum Outcome {
     Garbage,
     /// Exit the process with status 3 without answering (`crash`); see [`crash`].
     Crash,
+    /// Send this response, then this notification after the delay (`talk_later`, stdio).
+    ReplyThenLater(Value, std::time::Duration, Value),
 }
 
 /// What a method produced, before it is wrapped in a response envelope.
@@ -56,6 +58,7 @@ pub(crate) enum Effect {
     ForgetSessions(Value),
     Garbage,
     Crash,
+    Later(Value, std::time::Duration, Value),
 }
 
 /// Exits the process the way the `crash` tool promises.
@@ -84,7 +87,7 @@ impl Fixture {
         let name = opts.name.as_str();
         Self {
             name: name.to_owned(),
-            tools: Tools::new(name, sessions, opts.tools),
+            tools: Tools::new(name, sessions, opts.tools, opts.late_talk),
             resources: opts.resources.then(|| Resources::new(name)),
             prompts: opts.prompts.then(|| Prompts::new(name)),
             method_log: std::env::var_os(METHOD_LOG_ENV).map(Into::into),
@@ -130,6 +133,9 @@ impl Fixture {
             }
             Ok(Effect::Garbage) => Outcome::Garbage,
             Ok(Effect::Crash) => Outcome::Crash,
+            Ok(Effect::Later(result, after, note)) => {
+                Outcome::ReplyThenLater(success(id, result), after, note)
+            }
             Err(error) => Outcome::Reply(failure(id, error)),
         }
     }

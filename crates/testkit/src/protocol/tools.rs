@@ -18,12 +18,18 @@ pub(crate) struct Tools {
     definitions: Vec<Value>,
     forget_session: bool,
     numbered: usize,
+    late_talk: bool,
 }
 
 impl Tools {
     /// Tools for the server `server_name`; `forget_session` only where there are sessions to
     /// forget (stateful http), `numbered` extra trivial tools `tool_0..`.
-    pub(crate) fn new(server_name: &str, forget_session: bool, numbered: usize) -> Self {
+    pub(crate) fn new(
+        server_name: &str,
+        forget_session: bool,
+        numbered: usize,
+        late_talk: bool,
+    ) -> Self {
         let mut definitions = vec![
             json!({
                 "name": "echo",
@@ -74,12 +80,24 @@ impl Tools {
                 "Answers, then forgets every session so the next request gets 404.",
             ));
         }
+        if late_talk {
+            definitions.push(json!({
+                "name": "talk_later",
+                "description": "Answers at once, then sends a log message with `tag` `ms` milliseconds later, outside any request.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": { "tag": { "type": "string" }, "ms": { "type": "integer", "minimum": 0 } },
+                    "required": ["tag", "ms"]
+                }
+            }));
+        }
         definitions.extend((0..numbered).map(|i| simple(&format!("tool_{i}"), "A trivial tool.")));
         Self {
             server_name: server_name.to_owned(),
             definitions,
             forget_session,
             numbered,
+            late_talk,
         }
     }
 
@@ -110,6 +128,17 @@ impl Tools {
             "fail" => Effect::Result(error_result("fixture failure")),
             "rpc_error" => return Err(RpcError::internal("fixture rpc error")),
             "crash" => Effect::Crash,
+            "talk_later" if self.late_talk => {
+                let tag = args.get("tag").cloned().unwrap_or(Value::Null);
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "error", "logger": "fixture", "data": {"tag": tag, "late": true}}});
+                Effect::Later(
+                    text_result("will talk later"),
+                    Duration::from_millis(ms),
+                    note,
+                )
+            }
             "garbage" => Effect::Garbage,
             "forget_session" if self.forget_session => {
                 Effect::ForgetSessions(text_result("sessions forgotten"))
