@@ -392,6 +392,11 @@ fn server(s: &ServerConfig) -> Value {
             dur(s.sse_keep_alive)
         })
         .put_if(
+            s.shutdown_drain != d.shutdown_drain,
+            "shutdownDrain",
+            || dur(s.shutdown_drain),
+        )
+        .put_if(
             s.allow_anonymous_on_network,
             "allowAnonymousOnNetwork",
             || Value::Bool(true),

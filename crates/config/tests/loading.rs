@@ -66,6 +66,7 @@ fn server_section_and_timeouts_parse() {
   requestBodyTimeout: 20s
   idleConnectionTimeout: 2m
   sseKeepAlive: 5s
+  shutdownDrain: 25s
 operational:
   logLevel: debug
   timeouts:
@@ -85,6 +86,7 @@ operational:
     assert_eq!(c.server.request_body_timeout, Duration::from_secs(20));
     assert_eq!(c.server.idle_connection_timeout, Duration::from_secs(120));
     assert_eq!(c.server.sse_keep_alive, Duration::from_secs(5));
+    assert_eq!(c.server.shutdown_drain, Duration::from_secs(25));
     assert_eq!(c.operational.log_level, LogLevel::Debug);
     assert_eq!(c.timeout_for("github"), Duration::from_secs(45));
     assert_eq!(c.timeout_for("jira"), Duration::from_secs(90));

@@ -98,6 +98,7 @@ server:
   requestHeaderTimeout: 7s
   idleConnectionTimeout: 45s
   sseKeepAlive: 20s
+  shutdownDrain: 25s
   allowAnonymousOnNetwork: true
   statusAccess: disabled
 ",

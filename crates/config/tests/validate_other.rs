@@ -81,6 +81,7 @@ fn server_rules() {
   requestHeaderTimeout: 0s
   idleConnectionTimeout: 0s
   sseKeepAlive: 0s
+  shutdownDrain: 0s
   allowedOrigins:
     - \"*\"
     - https://app.example.com/
@@ -97,6 +98,7 @@ fn server_rules() {
     error_at(&yaml, "server.requestHeaderTimeout", "must be positive");
     error_at(&yaml, "server.idleConnectionTimeout", "must be positive");
     error_at(&yaml, "server.sseKeepAlive", "must be positive");
+    error_at(&yaml, "server.shutdownDrain", "must be positive");
     error_at(&yaml, "server.allowedOrigins[0]", "wildcards");
     error_at(&yaml, "server.allowedOrigins[1]", "no path");
     error_at(&yaml, "server.allowedOrigins[2]", "not an origin");

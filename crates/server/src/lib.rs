@@ -100,8 +100,13 @@ pub async fn serve(
         .unwrap_or_else(|p| p.into_inner())
         .take()
         .map(|rx| tokio::spawn(replicas::bus_loop(Arc::downgrade(&state), rx)));
+    let shared = bus.is_some();
+    let stopped_at = std::sync::OnceLock::new();
     // Open SSE streams would hold their connections forever; closing every session ends them.
-    let on_stop = || state.sessions.close_all_streams();
+    let on_stop = || {
+        let _ = stopped_at.set(std::time::Instant::now());
+        state.sessions.close_all_streams();
+    };
     let drained = threads
         .serve(
             listener,
@@ -115,10 +120,46 @@ pub async fn serve(
     if !drained {
         tracing::warn!("in-flight requests did not finish within {drain:?}; stopping anyway");
     }
+    if shared {
+        let deadline = stopped_at
+            .get()
+            .copied()
+            .unwrap_or_else(std::time::Instant::now)
+            + drain;
+        await_outstanding_resumes(&state, deadline).await;
+    }
     reaper.abort();
     fan_out.abort();
     if let Some(b) = bus {
         b.abort();
+    }
+}
+
+/// With sessions shared between replicas, a client cut from a stream this replica holds (a load
+/// balancer, or this replica's own restart) resumes through another replica, which asks this one
+/// over the bus: keep the bus and the calls alive until no such stream is left, or `deadline`.
+async fn await_outstanding_resumes(state: &AppState, deadline: std::time::Instant) {
+    let mut logged = false;
+    loop {
+        let waiting = state.sessions.with_outstanding_streams();
+        if waiting == 0 {
+            return;
+        }
+        if std::time::Instant::now() >= deadline {
+            tracing::warn!(
+                sessions = waiting,
+                "stopping with streams clients may still resume (server.shutdownDrain passed); resuming them elsewhere gets 503"
+            );
+            return;
+        }
+        if !logged {
+            tracing::info!(
+                sessions = waiting,
+                "waiting for streams a client may resume through another replica"
+            );
+            logged = true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
 

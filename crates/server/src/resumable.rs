@@ -119,6 +119,8 @@ struct State {
     close_after: Option<(u64, u64)>,
     /// When the last event was pushed; none follows.
     finished: Option<Instant>,
+    /// How far any connection has read: events before this one reached a client.
+    read: u64,
 }
 
 impl Resumable {
@@ -136,6 +138,7 @@ impl Resumable {
                 attached: false,
                 close_after: None,
                 finished: None,
+                read: 0,
             }),
             changed: watch::Sender::new(()),
         })
@@ -198,6 +201,15 @@ impl Resumable {
 
     fn is_finished(&self) -> bool {
         self.lock().finished.is_some()
+    }
+
+    /// Whether a client may still come back for this stream: it is still being written, or it
+    /// finished less than a few reconnection times ago with events no connection has read.
+    fn outstanding(&self, now: Instant) -> bool {
+        let st = self.lock();
+        let linger = (self.limits.retry * 3).max(Duration::from_secs(2));
+        st.finished
+            .is_none_or(|t| st.read < st.next && now.saturating_duration_since(t) < linger)
     }
 
     /// Finished more than `retention` ago.
@@ -272,7 +284,7 @@ impl Resumable {
     }
 
     fn step(&self, reader: u64, cursor: u64) -> Step {
-        let st = self.lock();
+        let mut st = self.lock();
         if st.reader != reader || cursor < st.first {
             // Replaced by a resume, or too slow to keep up with the bound: the client resumes.
             return Step::End;
@@ -285,6 +297,7 @@ impl Resumable {
         }
         if cursor < st.next {
             let at = usize::try_from(cursor - st.first).unwrap_or(usize::MAX);
+            st.read = st.read.max(cursor + 1);
             return st.events.get(at).cloned().map_or(Step::End, Step::Event);
         }
         if st.finished.is_some() {
@@ -456,6 +469,13 @@ impl Streams {
             .filter(|s| !s.expired(Instant::now()))
             .ok_or(Refused::Unknown)?;
         Ok((stream, seq))
+    }
+
+    /// Whether a client may still come back for one of the session's streams (see
+    /// [`Resumable::outstanding`]).
+    pub(crate) fn outstanding(&self) -> bool {
+        let now = Instant::now();
+        self.lock().by_id.values().any(|s| s.outstanding(now))
     }
 
     /// Forgets streams finished longer ago than their retention.

@@ -608,6 +608,15 @@ impl SessionStore {
         }
     }
 
+    /// How many sessions have a resumable stream a client may still come back for: a call still
+    /// running, or events written after the client's connection was cut.
+    pub(crate) fn with_outstanding_streams(&self) -> usize {
+        self.lock()
+            .values()
+            .filter(|s| s.streams.outstanding())
+            .count()
+    }
+
     /// All live sessions.
     pub(crate) fn all(&self) -> Vec<Arc<Session>> {
         self.lock().values().cloned().collect()

@@ -11,9 +11,6 @@ use vmcp_server::{AppState, OriginPolicy, ServerOptions};
 
 use crate::{assemble, cli::ServeArgs};
 
-/// How long in-flight requests get to finish after a shutdown signal.
-const DRAIN: Duration = Duration::from_secs(10);
-
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let config = vmcp_config::load_file(&args.config)
         .map_err(|e| anyhow::anyhow!("invalid config {}:\n{e}", args.config.display()))?;
@@ -153,6 +150,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(name = %config.name, backends = config.backends.len(), threads, "vmcp listening on http://{local}/mcp");
     // Tests and scripts read this line to learn the port.
     println!("vmcp listening on http://{local}/mcp");
+    // How long requests in flight (and streams a cut client may resume elsewhere) get to finish
+    // after a shutdown signal.
+    let drain = config.server.shutdown_drain;
     let reloader = crate::reload::Reloader {
         path: args.config.clone(),
         running: config.clone(),
@@ -161,7 +161,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         redis,
     };
     tokio::select! {
-        () = vmcp_server::serve(&serving, listener, state.clone(), shutdown_signal(), DRAIN) => {}
+        () = vmcp_server::serve(&serving, listener, state.clone(), shutdown_signal(), drain) => {}
         () = reloader.run(args.watch) => {}
     }
 

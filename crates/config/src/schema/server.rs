@@ -83,6 +83,10 @@ pub struct ServerConfig {
     /// silent this long is answered on an SSE stream, so that load balancers and proxies that cut
     /// idle connections (60 s on most cloud load balancers) see traffic (default 15s).
     pub sse_keep_alive: Duration,
+    /// `shutdownDrain`: after SIGTERM or SIGINT, how long requests in flight get to finish, and
+    /// (with sessions shared between replicas) streams a cut client may resume through another
+    /// replica; keep it under the orchestrator's grace period (default 10s).
+    pub shutdown_drain: Duration,
     /// `allowAnonymousOnNetwork`: serve unauthenticated clients (`incomingAuth.type: anonymous`
     /// or `local`) on a non-loopback address; refused at startup unless true (default false).
     pub allow_anonymous_on_network: bool,
@@ -111,6 +115,7 @@ impl Default for ServerConfig {
             request_body_timeout: Duration::from_secs(30),
             idle_connection_timeout: Duration::from_secs(90),
             sse_keep_alive: Duration::from_secs(15),
+            shutdown_drain: Duration::from_secs(10),
             allow_anonymous_on_network: false,
             status_access: None,
         }
@@ -155,6 +160,7 @@ pub(crate) fn decode_server(v: &Value, path: &KeyPath, issues: &Issues) -> Serve
             .duration("idleConnectionTimeout")
             .unwrap_or(d.idle_connection_timeout),
         sse_keep_alive: f.duration("sseKeepAlive").unwrap_or(d.sse_keep_alive),
+        shutdown_drain: f.duration("shutdownDrain").unwrap_or(d.shutdown_drain),
         allow_anonymous_on_network: f
             .bool("allowAnonymousOnNetwork")
             .unwrap_or(d.allow_anonymous_on_network),

@@ -25,6 +25,7 @@ pub(super) fn check(s: &ServerConfig, path: &KeyPath, issues: &Issues) {
         ("requestBodyTimeout", s.request_body_timeout),
         ("idleConnectionTimeout", s.idle_connection_timeout),
         ("sseKeepAlive", s.sse_keep_alive),
+        ("shutdownDrain", s.shutdown_drain),
     ];
     for (key, d) in durations {
         if d == Duration::ZERO {

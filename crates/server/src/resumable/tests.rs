@@ -220,3 +220,27 @@ async fn a_new_get_stream_replaces_the_old_one() {
         "a closed stream takes nothing more"
     );
 }
+
+#[tokio::test]
+async fn a_stream_is_outstanding_while_written_and_until_a_connection_read_its_end() {
+    let streams = Streams::default();
+    let s = streams.open("r1.", limits(), true);
+    let first = s.attach(None).unwrap();
+    assert!(streams.outstanding(), "a running call");
+    // The client's connection is cut after the priming event; the call then answers.
+    drop(first);
+    s.finish_with(br#"{"id":1}"#);
+    assert!(streams.outstanding(), "an answer nobody read");
+    let later = Instant::now() + Duration::from_secs(60);
+    assert!(!s.outstanding(later), "given up after a few retry hints");
+    // The client resumes and reads to the end: nothing is left to wait for.
+    let events = drain(s.attach(Some(0)).unwrap()).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(!streams.outstanding());
+    // A stream whose reader saw everything before it finished is not waited for either.
+    let g = streams.open("r1.", limits(), true);
+    let mut reader = g.attach(None).unwrap();
+    assert!(reader.try_next().is_some_and(|e| e.is_some()));
+    g.finish();
+    assert!(!g.outstanding(Instant::now()));
+}

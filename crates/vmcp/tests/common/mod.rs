@@ -130,10 +130,25 @@ impl Gateway {
 
     /// Sends SIGTERM and waits (bounded) for the process to exit.
     pub fn terminate(&mut self) -> ExitStatus {
+        self.signal_terminate();
+        self.wait_exit()
+    }
+
+    /// Sends SIGTERM (a rolling restart's first step) and returns at once.
+    pub fn signal_terminate(&self) {
         let _ = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
             .status();
+    }
+
+    /// Whether the process has exited.
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Waits (bounded) for the process to exit after a signal.
+    pub fn wait_exit(&mut self) -> ExitStatus {
         for _ in 0..300 {
             if let Ok(Some(status)) = self.child.try_wait() {
                 self.wait_for_last_logs();

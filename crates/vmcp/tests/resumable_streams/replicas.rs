@@ -159,3 +159,40 @@ async fn a_stream_relayed_from_a_replica_that_dies_ends_and_later_resumes_get_50
     let again = get(&on_b, priming.id.as_deref()).await;
     assert_eq!(again.status(), 503, "{:?}", again.text().await);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_cut_while_its_replica_restarts_resumes_on_the_other_with_nothing_lost() {
+    let Some(mut pair) = pair().await else {
+        return;
+    };
+    let on_a = Client::connect(&pair.a.url).await;
+    let on_b = on_a.at(&pair.b.url);
+    let resp = post(&on_a, &call(24, "plain_sleep", json!({"ms": 2000})))
+        .send()
+        .await
+        .unwrap();
+    let mut first = Events::new(resp);
+    let priming = first.next().await.unwrap();
+    assert!(priming.id.is_some(), "{priming:?}");
+    // A rolling restart: the load balancer cuts the client's connection and A gets SIGTERM
+    // while the call runs. With no request left in flight, A used to exit at once, taking the
+    // call's answer with it.
+    drop(first);
+    pair.a.signal_terminate();
+    let resumed = get(&on_b, priming.id.as_deref()).await;
+    assert_eq!(resumed.status(), 200, "{:?}", resumed.text().await);
+    let rest = Events::new(resumed).rest().await;
+    let answers: Vec<Value> = rest.iter().map(Event::json).collect();
+    assert_eq!(answers.len(), 1, "the answer, once: {rest:?}");
+    assert_eq!(answers[0]["result"]["content"][0]["text"], "slept 2000");
+    assert_numbered(&[priming, rest[0].clone()]);
+    // A waited for the resume, said so, and then exited cleanly.
+    assert!(pair.a.wait_exit().success(), "{}", pair.a.logs());
+    assert!(
+        pair.a
+            .logs()
+            .contains("waiting for streams a client may resume"),
+        "{}",
+        pair.a.logs()
+    );
+}
