@@ -280,8 +280,11 @@ pub fn notification_bytes(method: &str, params: Option<&Value>) -> Vec<u8> {
 
 /// MCP ids are strings or integers; null, fractions, booleans and structures are not ids.
 /// The envelope of a well-formed message, decoded without building a map for it. Present-but-null
-/// fields stay `Some(Value::Null)`, as the general path sees them.
+/// fields stay `Some(Value::Null)`, as the general path sees them. Any other field sends the
+/// message down the general path: serde skips an unknown field's string without checking its
+/// escapes (a lone surrogate `\ud8db` passed), where parsing it as a value refuses it.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Envelope<'a> {
     #[serde(borrow, default)]
     jsonrpc: Option<&'a str>,

@@ -164,15 +164,18 @@ fn the_envelope_fast_path_agrees_with_the_general_path() {
 }
 
 /// Found by fuzzing (fuzz/fuzz_targets/jsonrpc_envelope.rs): the fast path read a JSON array
-/// positionally as an envelope, and skipped invalid UTF-8 inside an unknown field, so both were
-/// accepted as messages where the general path answers a batch and a parse error.
+/// positionally as an envelope, and skipped invalid UTF-8 or a lone surrogate escape inside an
+/// unknown field, so these were accepted as messages where the general path answers a batch and
+/// a parse error.
 #[test]
-fn regression_fast_path_refuses_arrays_and_invalid_utf8() {
-    let cases: [&[u8]; 4] = [
+fn regression_fast_path_refuses_arrays_invalid_utf8_and_lone_surrogates() {
+    let cases: [&[u8]; 6] = [
         br#"["2.0",1,"ping"]"#,
         br#"  ["2.0","x","tools/call",{"name":"rm"}]"#,
         b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"x\":\"\xe5d\"}",
         b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"\xff\":1}",
+        br#"{"jsonrpc":"2.0","method":"notifications/x","extra":{"a":["\ud8Dbbbbn"]}}"#,
+        br#"{"jsonrpc":"2.0","id":1,"result":{},"extra":"\udc00"}"#,
     ];
     for case in cases {
         let general = serde_json::from_slice::<Value>(case)
