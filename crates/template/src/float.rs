@@ -9,6 +9,9 @@
 //! decision"), so `1000000.0` prints `1e+06` and `123456.0` prints `123456`. The threshold of
 //! 21 belongs to `encoding/json` (see `json`), not to `fmt`.
 
+/// Digits after which every float64's decimal expansion is exact (more only adds zeros).
+const EXACT: usize = 1100;
+
 /// Decimal digits of |f|: the value is `0.d[0]d[1]… × 10^dp`. No digits means zero.
 struct Digits {
     d: Vec<u8>,
@@ -44,8 +47,12 @@ pub(crate) fn format_float(f: f64, fmt: u8, prec: i64) -> String {
     let neg = f.is_sign_negative();
     let a = f.abs();
     let shortest = prec < 0;
-    // Go caps nothing here, but fmt already limits precision to about a million digits.
+    // Go caps nothing here, but fmt already limits precision to about a million digits. Rust's
+    // formatter panics past 65,535, so it gets at most EXACT digits (every float64 is exact
+    // within them: at most 767 significant and 1,074 fractional), and the zeros that follow
+    // are added here. Found by fuzzing: `printf "%.884444f"` panicked.
     let p = usize::try_from(prec).unwrap_or(0);
+    let (p, zeros) = (p.min(EXACT), p.saturating_sub(EXACT));
     match fmt {
         b'e' | b'E' => {
             let digs = if shortest {
@@ -66,7 +73,8 @@ pub(crate) fn format_float(f: f64, fmt: u8, prec: i64) -> String {
                 let prec = (digs.d.len() as i64 - digs.dp).max(0);
                 fmt_f(neg, &digs, prec)
             } else {
-                let body = format!("{a:.p$}");
+                let mut body = format!("{a:.p$}");
+                body.extend(std::iter::repeat_n('0', zeros));
                 if neg { format!("-{body}") } else { body }
             }
         }
@@ -219,5 +227,35 @@ mod tests {
         assert_eq!(format_float(1e20, b'f', -1), "100000000000000000000");
         assert_eq!(format_float(1e-7, b'e', -1), "1e-07");
         assert_eq!(format_float(1.5, b'e', -1), "1.5e+00");
+    }
+
+    /// Found by fuzzing (fuzz/fuzz_targets/template.rs): a precision past 65,535 made Rust's
+    /// formatter panic. Digits past a float64's exact expansion are zeros, as in Go.
+    #[test]
+    fn regression_precisions_past_rusts_formatter_bound() {
+        let f = format_float(0.1, b'f', 70_000);
+        assert_eq!(f.len(), 2 + 70_000);
+        assert!(
+            f.starts_with("0.1000000000000000055511151231257827"),
+            "{}",
+            &f[..60]
+        );
+        assert_eq!(f, format!("{:.1100}{}", 0.1, "0".repeat(70_000 - 1100)));
+        assert_eq!(format_float(-2.0, b'f', 884_444).len(), 3 + 884_444);
+        let e = format_float(1e300, b'e', 70_000);
+        assert!(
+            e.starts_with("1.00000000000000005250") && e.ends_with("0e+300"),
+            "{}",
+            &e[..30]
+        );
+        assert_eq!(e.len(), 2 + 70_000 + 5);
+        assert_eq!(
+            format_float(1e300, b'g', 70_000),
+            format_float(1e300, b'g', 1100)
+        );
+        assert_eq!(
+            format_float(0.1, b'g', 70_000),
+            format_float(0.1, b'g', 1100)
+        );
     }
 }
