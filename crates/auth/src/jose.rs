@@ -1,14 +1,19 @@
-//! JSON Web Token signature verification against a JSON Web Key Set, on `ring` (already in the
-//! build for TLS). Only asymmetric algorithms are accepted — RS256/384/512, PS256/384/512, ES256,
-//! ES384 and EdDSA (Ed25519) — so `alg: none` and HMAC tokens (including the "public key as HMAC
-//! secret" confusion) are refused before any key is touched. The key must match the token's
-//! algorithm family, and its own `alg`/`use`, when present, must agree.
+//! JSON Web Token signature verification against a JSON Web Key Set, by the `jsonwebtoken` crate
+//! with its RustCrypto provider (pure Rust: `rsa`, `p256`, `p384`, `ed25519-dalek`). In front of
+//! it, thin checks where the crate is more lenient than a gateway should be: a size cap before
+//! anything is parsed, exactly three strict base64url parts with a JSON header, only asymmetric
+//! algorithms (RS256/384/512, PS256/384/512, ES256, ES384, EdDSA), so `alg: none` and HMAC tokens
+//! (the "public key as HMAC secret" confusion) are refused before any key is touched, any `crit`
+//! refused (the crate accepts `b64`), and the key chosen by `kid`, of the token's algorithm
+//! family and curve, with its own `alg`/`use` agreeing. Claims (`iss`, `aud`, `exp`, `nbf`) are
+//! checked by the caller, with its own messages.
 
 use std::collections::HashMap;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use ring::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 
 /// Largest token accepted (bytes). Real access tokens are a few KiB.
@@ -40,18 +45,14 @@ pub enum JoseError {
     BadSignature,
 }
 
-/// One verification key.
-#[derive(Clone)]
-enum KeyMaterial {
-    Rsa { n: Vec<u8>, e: Vec<u8> },
-    P256(Vec<u8>),
-    P384(Vec<u8>),
-    Ed25519(Vec<u8>),
-}
+/// RSA moduli accepted, in bits: below is breakable, above is what the `rsa` crate refuses.
+const RSA_BITS: std::ops::RangeInclusive<usize> = 2048..=4096;
 
+/// One verification key: the crate's key, and what the thin checks need to know of it.
 #[derive(Clone)]
 struct Jwk {
-    material: KeyMaterial,
+    key: DecodingKey,
+    family: Family,
     alg: Option<String>,
 }
 
@@ -115,38 +116,48 @@ impl KeySet {
         {
             return None;
         }
-        let material = match (
+        let (key, family) = match (
             k.get("kty").and_then(Value::as_str)?,
             k.get("crv").and_then(Value::as_str),
         ) {
-            ("RSA", _) => KeyMaterial::Rsa {
-                n: b64(k.get("n"))?,
-                e: b64(k.get("e"))?,
-            },
+            ("RSA", _) => {
+                let (n, e) = (b64(k.get("n"))?, b64(k.get("e"))?);
+                let leading = n.iter().take_while(|b| **b == 0).count();
+                let bits = (n.len() - leading) * 8;
+                if !RSA_BITS.contains(&bits) || e.is_empty() {
+                    return None;
+                }
+                (DecodingKey::from_rsa_raw_components(&n, &e), Family::Rsa)
+            }
             ("EC", Some(crv @ ("P-256" | "P-384"))) => {
                 let (x, y) = (b64(k.get("x"))?, b64(k.get("y"))?);
-                let len = if crv == "P-256" { 32 } else { 48 };
+                let (len, family) = if crv == "P-256" {
+                    (32, Family::P256)
+                } else {
+                    (48, Family::P384)
+                };
                 if x.len() != len || y.len() != len {
                     return None;
                 }
+                // The crate reads an EC key as an uncompressed SEC1 point.
                 let mut point = Vec::with_capacity(1 + 2 * len);
                 point.push(4);
                 point.extend_from_slice(&x);
                 point.extend_from_slice(&y);
-                if crv == "P-256" {
-                    KeyMaterial::P256(point)
-                } else {
-                    KeyMaterial::P384(point)
-                }
+                (DecodingKey::from_ec_der(&point), family)
             }
             ("OKP", Some("Ed25519")) => {
                 let x = b64(k.get("x"))?;
-                (x.len() == 32).then_some(KeyMaterial::Ed25519(x))?
+                if x.len() != 32 {
+                    return None;
+                }
+                (DecodingKey::from_ed_der(&x), Family::Ed25519)
             }
             _ => return None,
         };
         Some(Jwk {
-            material,
+            key,
+            family,
             alg: k.get("alg").and_then(Value::as_str).map(str::to_string),
         })
     }
@@ -169,8 +180,7 @@ impl KeySet {
 
 /// A token split into its parts, its header read, nothing verified yet.
 pub struct Unverified<'t> {
-    signed: &'t str,
-    signature: Vec<u8>,
+    token: &'t str,
     payload: Vec<u8>,
     /// `alg` from the header.
     pub alg: String,
@@ -197,21 +207,20 @@ pub fn parse(token: &str) -> Result<Unverified<'_>, JoseError> {
     let header: Map<String, Value> =
         serde_json::from_slice(&decode(h)?).map_err(|_| JoseError::NotAJwt)?;
     let payload = decode(p)?;
-    let signature = decode(s)?;
+    decode(s)?;
     let alg = header
         .get("alg")
         .and_then(Value::as_str)
         .ok_or(JoseError::NotAJwt)?
         .to_string();
-    if family(&alg).is_none() {
+    if accepted(&alg).is_none() {
         return Err(JoseError::Algorithm(alg));
     }
     if let Some(crit) = header.get("crit") {
         return Err(JoseError::Critical(crit.to_string()));
     }
     Ok(Unverified {
-        signed: &token[..h.len() + 1 + p.len()],
-        signature,
+        token,
         payload,
         alg,
         kid: header
@@ -229,12 +238,18 @@ enum Family {
     Ed25519,
 }
 
-fn family(alg: &str) -> Option<Family> {
+/// The accepted algorithms: the crate's name for each, and the key family it needs.
+fn accepted(alg: &str) -> Option<(Algorithm, Family)> {
     Some(match alg {
-        "RS256" | "RS384" | "RS512" | "PS256" | "PS384" | "PS512" => Family::Rsa,
-        "ES256" => Family::P256,
-        "ES384" => Family::P384,
-        "EdDSA" => Family::Ed25519,
+        "RS256" => (Algorithm::RS256, Family::Rsa),
+        "RS384" => (Algorithm::RS384, Family::Rsa),
+        "RS512" => (Algorithm::RS512, Family::Rsa),
+        "PS256" => (Algorithm::PS256, Family::Rsa),
+        "PS384" => (Algorithm::PS384, Family::Rsa),
+        "PS512" => (Algorithm::PS512, Family::Rsa),
+        "ES256" => (Algorithm::ES256, Family::P256),
+        "ES384" => (Algorithm::ES384, Family::P384),
+        "EdDSA" => (Algorithm::EdDSA, Family::Ed25519),
         _ => return None,
     })
 }
@@ -256,7 +271,8 @@ impl Unverified<'_> {
     /// [`JoseError::UnknownKey`], [`JoseError::KeyMismatch`], [`JoseError::BadSignature`], or
     /// [`JoseError::NotAJwt`] when the payload is not a JSON object.
     pub fn verify(&self, keys: &KeySet) -> Result<Map<String, Value>, JoseError> {
-        let family = family(&self.alg).ok_or_else(|| JoseError::Algorithm(self.alg.clone()))?;
+        let (algorithm, family) =
+            accepted(&self.alg).ok_or_else(|| JoseError::Algorithm(self.alg.clone()))?;
         let (kid, jwk) = match &self.kid {
             Some(kid) => (
                 kid.clone(),
@@ -271,48 +287,25 @@ impl Unverified<'_> {
             },
         };
         let mismatch = || JoseError::KeyMismatch(kid.clone(), self.alg.clone());
-        if jwk.alg.as_deref().is_some_and(|a| a != self.alg) {
+        if jwk.family != family || jwk.alg.as_deref().is_some_and(|a| a != self.alg) {
             return Err(mismatch());
         }
-        let msg = self.signed.as_bytes();
-        let sig = &self.signature;
-        let ok = match (&jwk.material, family) {
-            (KeyMaterial::Rsa { n, e }, Family::Rsa) => {
-                let params: &signature::RsaParameters = match self.alg.as_str() {
-                    "RS256" => &signature::RSA_PKCS1_2048_8192_SHA256,
-                    "RS384" => &signature::RSA_PKCS1_2048_8192_SHA384,
-                    "RS512" => &signature::RSA_PKCS1_2048_8192_SHA512,
-                    "PS256" => &signature::RSA_PSS_2048_8192_SHA256,
-                    "PS384" => &signature::RSA_PSS_2048_8192_SHA384,
-                    _ => &signature::RSA_PSS_2048_8192_SHA512,
-                };
-                RsaPublicKeyComponents { n, e }
-                    .verify(params, msg, sig)
-                    .is_ok()
-            }
-            (KeyMaterial::P256(point), Family::P256) => {
-                UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, point)
-                    .verify(msg, sig)
-                    .is_ok()
-            }
-            (KeyMaterial::P384(point), Family::P384) => {
-                UnparsedPublicKey::new(&signature::ECDSA_P384_SHA384_FIXED, point)
-                    .verify(msg, sig)
-                    .is_ok()
-            }
-            (KeyMaterial::Ed25519(x), Family::Ed25519) => {
-                UnparsedPublicKey::new(&signature::ED25519, x)
-                    .verify(msg, sig)
-                    .is_ok()
-            }
-            _ => return Err(mismatch()),
-        };
-        if !ok {
-            return Err(JoseError::BadSignature);
-        }
-        match serde_json::from_slice(&self.payload) {
-            Ok(Value::Object(claims)) => Ok(claims),
-            _ => Err(JoseError::NotAJwt),
+        // The signature only: the caller checks the claims, with its own messages.
+        let mut validation = Validation::new(algorithm);
+        validation.required_spec_claims.clear();
+        validation.validate_exp = false;
+        validation.validate_aud = false;
+        match jsonwebtoken::decode::<Map<String, Value>>(self.token, &jwk.key, &validation) {
+            Ok(data) => Ok(data.claims),
+            Err(e) => Err(match e.kind() {
+                ErrorKind::InvalidSignature => JoseError::BadSignature,
+                ErrorKind::InvalidEcdsaKey
+                | ErrorKind::InvalidEddsaKey
+                | ErrorKind::InvalidRsaKey(_)
+                | ErrorKind::InvalidKeyFormat
+                | ErrorKind::InvalidAlgorithm => mismatch(),
+                _ => JoseError::NotAJwt,
+            }),
         }
     }
 }

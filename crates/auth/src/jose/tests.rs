@@ -7,7 +7,6 @@ use serde_json::{Value, json};
 use super::*;
 use crate::test_keys::{RSA_JWK, b64u, enc, keys};
 
-/// A 2048-bit RSA test key (RSAPrivateKey DER), made with openssl for these tests only.
 fn claims() -> Value {
     json!({"sub": "alice", "iss": "https://idp", "aud": "vmcp"})
 }
@@ -164,4 +163,29 @@ fn a_key_set_that_is_not_one_is_an_error() {
     .unwrap();
     assert!(set.is_empty());
     assert_eq!(set.skipped, 1);
+}
+
+#[test]
+fn rsa_keys_outside_2048_to_4096_bits_are_not_usable() {
+    let rsa = |bytes: usize| {
+        let mut n = vec![0xc5u8; bytes];
+        n[0] = 0x80;
+        json!({"kty": "RSA", "kid": format!("n{bytes}"), "n": b64u(&n), "e": "AQAB"})
+    };
+    // A leading zero byte does not make a modulus longer.
+    let mut padded = vec![0u8; 1];
+    padded.extend(vec![0xc5u8; 2048 / 8]);
+    let doc = json!({"keys": [rsa(1024 / 8), rsa(2048 / 8), rsa(4096 / 8), rsa(8192 / 8),
+        {"kty": "RSA", "kid": "padded", "n": b64u(&padded), "e": "AQAB"},
+        {"kty": "RSA", "kid": "no-e", "n": b64u(&[0xc5u8; 256]), "e": ""}]});
+    let set = KeySet::parse(&serde_json::to_vec(&doc).unwrap()).unwrap();
+    assert!(
+        set.has("n256") && set.has("n512") && set.has("padded"),
+        "{set:?}"
+    );
+    assert!(
+        !set.has("n128") && !set.has("n1024") && !set.has("no-e"),
+        "{set:?}"
+    );
+    assert_eq!(set.skipped, 3);
 }
