@@ -438,41 +438,9 @@ pub(crate) fn delegation(claims: &Map<String, Value>, depth: usize) -> Option<Va
     Some(json!({ "chain": chain, "truncated": truncated }))
 }
 
-/// 128 pseudo-random bits from a per-thread SplitMix64 generator seeded once from the OS (an
-/// audit id must be unique, not secret; a system call per line showed in the request cost).
-fn random_bits() -> [u8; 16] {
-    use std::cell::Cell;
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new({
-            let mut seed = [0u8; 8];
-            if getrandom::fill(&mut seed).is_err() {
-                let n = SystemTime::now()
-                    .duration_since(SystemTime::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos());
-                seed = (n as u64 ^ u64::from(std::process::id())).to_le_bytes();
-            }
-            u64::from_le_bytes(seed)
-        });
-    }
-    let next = || {
-        STATE.with(|s| {
-            let x = s.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
-            s.set(x);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        })
-    };
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&next().to_le_bytes());
-    b[8..].copy_from_slice(&next().to_le_bytes());
-    b
-}
-
 /// A random (version 4) UUID.
 pub(crate) fn uuid_v4() -> String {
-    let mut b = random_bits();
+    let mut b = vmcp_proto::unique::unique_bits();
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     const HEX: &[u8; 16] = b"0123456789abcdef";

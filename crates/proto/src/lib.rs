@@ -14,5 +14,6 @@ pub mod param_headers;
 pub mod revision;
 pub mod sse;
 pub mod time;
+pub mod unique;
 
 pub use jsonrpc::{ErrorObject, Message, ParseError};

@@ -910,26 +910,10 @@ fn unix_ms() -> u64 {
 
 /// A random workflow run id (32 hex digits).
 fn workflow_id() -> String {
-    use std::cell::Cell;
-    thread_local! {
-        // SplitMix64 seeded once per thread from the OS: a run id must be unique, not secret
-        // (a system call per run showed in the profile).
-        static STATE: Cell<u64> = Cell::new({
-            let mut seed = [0u8; 8];
-            let _ = getrandom::fill(&mut seed);
-            u64::from_le_bytes(seed) ^ u64::from(std::process::id())
-        });
-    }
-    let next = || {
-        STATE.with(|s| {
-            let mut z = s.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
-            s.set(z);
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        })
-    };
-    format!("{:016x}{:016x}", next(), next())
+    format!(
+        "{:032x}",
+        u128::from_le_bytes(vmcp_proto::unique::unique_bits())
+    )
 }
 
 #[cfg(test)]
