@@ -1,5 +1,5 @@
 //! JSON Web Token signature verification against a JSON Web Key Set, by the `jsonwebtoken` crate
-//! with its RustCrypto provider (pure Rust: `rsa`, `p256`, `p384`, `ed25519-dalek`). In front of
+//! with ring (the binary's TLS crypto) as its provider (`jose/ring_provider.rs`). In front of
 //! it, thin checks where the crate is more lenient than a gateway should be: a size cap before
 //! anything is parsed, exactly three strict base64url parts with a JSON header, only asymmetric
 //! algorithms (RS256/384/512, PS256/384/512, ES256, ES384, EdDSA), so `alg: none` and HMAC tokens
@@ -45,8 +45,10 @@ pub enum JoseError {
     BadSignature,
 }
 
-/// RSA moduli accepted, in bits: below is breakable, above is what the `rsa` crate refuses.
-const RSA_BITS: std::ops::RangeInclusive<usize> = 2048..=4096;
+/// RSA moduli accepted, in bits (ring's bounds: below is breakable, above is slow to verify).
+const RSA_BITS: std::ops::RangeInclusive<usize> = 2048..=8192;
+
+mod ring_provider;
 
 /// One verification key: the crate's key, and what the thin checks need to know of it.
 #[derive(Clone)]
@@ -291,6 +293,7 @@ impl Unverified<'_> {
             return Err(mismatch());
         }
         // The signature only: the caller checks the claims, with its own messages.
+        ring_provider::install();
         let mut validation = Validation::new(algorithm);
         validation.required_spec_claims.clear();
         validation.validate_exp = false;
