@@ -138,13 +138,33 @@ impl OidcValidator {
                             .keys
                             .for_kid(jwt.kid.as_deref(), || jwt.issued_at())
                             .await?;
-                        let claims = jwt
-                            .verify(&keys.set)
-                            .map_err(|e| AuthError::InvalidToken(e.to_string()))?;
+                        let (claims, generation) = match jwt.verify(&keys.set) {
+                            Ok(claims) => (claims, keys.generation),
+                            Err(JoseError::BadSignature) => {
+                                // The key may have been replaced under the same kid.
+                                match self
+                                    .keys
+                                    .after_bad_signature(keys.generation, jwt.issued_at())
+                                    .await?
+                                {
+                                    Some(fresh) => (
+                                        jwt.verify(&fresh.set)
+                                            .map_err(|e| AuthError::InvalidToken(e.to_string()))?,
+                                        fresh.generation,
+                                    ),
+                                    None => {
+                                        return Err(AuthError::InvalidToken(
+                                            JoseError::BadSignature.to_string(),
+                                        ));
+                                    }
+                                }
+                            }
+                            Err(e) => return Err(AuthError::InvalidToken(e.to_string())),
+                        };
                         self.check_claims(&claims, true)?;
                         (
                             identity_from(claims, token, &self.settings.issuer),
-                            Some(keys.generation),
+                            Some(generation),
                         )
                     }
                     Err(JoseError::NotAJwt) if self.settings.introspection_url.is_some() => {

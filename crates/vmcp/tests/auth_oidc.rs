@@ -330,6 +330,47 @@ async fn both_revisions_and_every_key_type_authenticate() {
     }
 }
 
+/// A provider that rotated its keys (restarted on the same issuer with new ones): a token signed
+/// with the new key is never told 401 while the gateway's cached key set is too young to refetch
+/// (503, retry), is accepted once it is refetched, and a token of the removed key stops working
+/// at that refetch, even though the gateway had remembered it as valid.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rotated_key_is_retried_not_refused_and_a_removed_key_stops_at_the_next_fetch() {
+    let Some(mut w) = world().await else { return };
+    let bearer = |t: &str| [("authorization", format!("Bearer {t}"))];
+    let old = w.idp.token("alice", &[]).await;
+    let a = post(&w.gw.url, &bearer(&old), initialize()).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+
+    w.idp.restart_with_new_keys();
+    let new = w.idp.token("alice", &[]).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut retried = 0;
+    loop {
+        let a = post(&w.gw.url, &bearer(&new), initialize()).await;
+        if a.status == 200 {
+            break;
+        }
+        assert_eq!(a.status, 503, "a rotated-in key is never 401: {}", a.text);
+        assert!(a.text.contains("retry"), "{}", a.text);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never accepted: {}",
+            a.text
+        );
+        retried += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    // Refetches are at least 10 s apart and the old set was fetched moments before.
+    assert!(
+        retried > 0,
+        "the new key was accepted without waiting for a refetch"
+    );
+    let a = post(&w.gw.url, &bearer(&old), initialize()).await;
+    assert_eq!(a.status, 401, "the removed key still works: {}", a.text);
+    assert!(challenge(&a).contains("invalid_token"), "{}", challenge(&a));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn opaque_tokens_are_introspected_and_the_answer_reused() {
     let Some(w) = world_for("https://opaque.vmcp.test").await else {

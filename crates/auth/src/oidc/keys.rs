@@ -33,6 +33,20 @@ use crate::url_redact::redact_url;
 pub(crate) const MIN_REFRESH: Duration = Duration::from_secs(10);
 /// Key sets older than this are fetched again.
 pub(crate) const MAX_KEY_AGE: Duration = Duration::from_secs(5 * 60);
+/// How far in the future a token's `iat` may be and still count as issued after the key set was
+/// fetched (clock skew); a later `iat` is not believed.
+const CLOCK_SKEW_SECS: u64 = 60;
+
+/// Whether a token issued at `iat` (unverified) may be signed with a key newer than the set
+/// fetched at `fetched_at`: issued at or after that fetch, and not implausibly in the future (a
+/// forged `iat` must not buy a "retry" answer forever).
+fn newer_than_set(iat: u64, fetched_at: Option<u64>) -> bool {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    fetched_at.is_some_and(|f| iat >= f) && iat <= now + CLOCK_SKEW_SECS
+}
+
 /// How long keys stay usable without a successful fetch, unless `jwksMaxStale` says otherwise.
 pub(crate) const DEFAULT_MAX_STALE: Duration = Duration::from_secs(60 * 60);
 /// Least time between two "refusing every token" log lines.
@@ -160,9 +174,7 @@ impl KeyCache {
                 "the signing keys of {issuer} cannot be fetched now, and the token's key {kid:?} is not among those cached ({why}); retry shortly"
             )));
         }
-        if let Some(fetched_at) = fetched_at
-            && issued_at().is_some_and(|iat| iat >= fetched_at)
-        {
+        if issued_at().is_some_and(|iat| newer_than_set(iat, fetched_at)) {
             return Err(AuthError::Unavailable(format!(
                 "the token's key {kid:?} is newer than the signing keys of {issuer} fetched {}s ago; they are fetched again within {}s; retry shortly",
                 age.unwrap_or_default().as_secs(),
@@ -170,6 +182,43 @@ impl KeyCache {
             )));
         }
         Ok(current)
+    }
+
+    /// After a signature failed with a cached key: the provider may have replaced the key under
+    /// the same `kid` (some regenerate keys on restart), which only matters for a token issued
+    /// after the set was fetched. Then the set is fetched again (rate-limited as for an unknown
+    /// `kid`): new keys to verify with once more, or 503 while the fetch is not allowed yet.
+    /// None: the token is simply bad (401).
+    ///
+    /// # Errors
+    /// [`AuthError::Unavailable`] while the keys cannot be refetched.
+    pub(super) async fn after_bad_signature(
+        &self,
+        generation: u64,
+        issued_at: Option<u64>,
+    ) -> Result<Option<Current>, AuthError> {
+        let Some(iat) = issued_at else {
+            return Ok(None);
+        };
+        if !newer_than_set(iat, self.read().fetched_at) {
+            return Ok(None);
+        }
+        self.refresh(true).await?;
+        let s = self.read();
+        if s.generation != generation {
+            return Ok(Some(Current {
+                set: s.set.clone(),
+                generation: s.generation,
+            }));
+        }
+        if newer_than_set(iat, s.fetched_at) {
+            return Err(AuthError::Unavailable(format!(
+                "the token's signature does not verify with the cached key of {}, and the token is newer than those keys; they are fetched again within {}s; retry shortly",
+                redact_url(&self.issuer),
+                MIN_REFRESH.as_secs()
+            )));
+        }
+        Ok(None)
     }
 
     /// Whether something verified with keys of `generation` may still be trusted without

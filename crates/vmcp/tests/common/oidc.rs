@@ -163,6 +163,22 @@ impl OidcProvider {
     pub async fn count(&self, name: &str) -> u64 {
         self.stats().await[name].as_u64().unwrap_or(0)
     }
+
+    /// Stops this provider and starts another on the same port: the same issuer with new signing
+    /// keys (each start makes its own), as a provider that rotated and dropped its old keys.
+    pub fn restart_with_new_keys(&mut self) {
+        let port = self
+            .issuer
+            .rsplit(':')
+            .next()
+            .expect("the issuer has a port")
+            .to_owned();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let next = Self::start_with(&["--port", &port]).expect("the provider restarts");
+        assert_eq!(next.issuer, self.issuer, "the same issuer");
+        *self = next;
+    }
 }
 
 fn urlencode(s: &str) -> String {

@@ -161,6 +161,16 @@ async fn an_unknown_key_of_a_token_newer_than_the_set_is_unavailable_until_refet
         v.validate(&old).await,
         Err(AuthError::InvalidToken(_))
     ));
+    // Nor is an `iat` far in the future believed: a forged token must not earn "retry" forever.
+    let forged = k.sign(
+        "RS256",
+        Some("rsa-later"),
+        &with(claims(), "iat", json!(now() + 3600)),
+    );
+    assert!(matches!(
+        v.validate(&forged).await,
+        Err(AuthError::InvalidToken(_))
+    ));
     assert_eq!(hits(&script), 1, "nothing fetched within the interval");
     // Once the interval has passed, the fresh token's key is fetched and accepted.
     v.keys.age_by(MIN_REFRESH);
