@@ -29,6 +29,14 @@ pub(crate) const LOG_LEVELS: [&str; 8] = [
     "emergency",
 ];
 
+/// Who a request is for, as backend channels tell callers apart (issuer and subject; None:
+/// anonymous). Never sent to a backend.
+pub(crate) fn caller_key(identity: &Identity) -> Option<Arc<str>> {
+    identity
+        .binding()
+        .map(|(issuer, subject)| format!("{issuer}\u{0}{subject}").into())
+}
+
 /// One client session.
 pub(crate) struct Session {
     pub(crate) id: String,
@@ -36,6 +44,8 @@ pub(crate) struct Session {
     /// What the client declared at initialize (gates server-to-client requests).
     pub(crate) client_capabilities: Arc<Value>,
     pub(crate) identity: Identity,
+    /// The caller's key for backend channels (`ClientView::caller`), made once per session.
+    pub(crate) caller_key: Option<Arc<str>>,
     /// Who the session counts against for `maxSessionsPerIdentity`.
     owner: Owner,
     catalog: Mutex<Arc<Catalog>>,
@@ -509,6 +519,7 @@ impl SessionStore {
             id,
             protocol_version,
             client_capabilities: Arc::new(client_capabilities),
+            caller_key: caller_key(&identity),
             identity,
             owner,
             catalog: Mutex::new(catalog),

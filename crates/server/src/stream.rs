@@ -238,20 +238,21 @@ impl Audience {
         }
     }
 
-    /// What backends may learn about the client (forwarded to 2026-07-28 backends).
-    fn client_view(&self) -> ClientView {
+    /// What backends may learn about the client (forwarded to 2026-07-28 backends), and who it
+    /// is (`identity`, the request's; a Legacy session is bound to it, so its key is made once).
+    fn client_view(&self, identity: &Identity) -> ClientView {
         match self {
             Audience::Legacy(s) => ClientView {
                 capabilities: s.client_capabilities.clone(),
                 log_level: Some(LOG_LEVELS[s.log_level()]),
                 era: Some(Era::Legacy),
-                caller: None,
+                caller: s.caller_key.clone(),
             },
             Audience::Modern(m) => ClientView {
                 capabilities: m.capabilities.clone(),
                 log_level: m.log_level.map(|i| LOG_LEVELS[i]),
                 era: Some(Era::Modern),
-                caller: None,
+                caller: crate::session::caller_key(identity),
             },
         }
     }
@@ -295,11 +296,7 @@ pub(crate) async fn serve(
     params: Option<Value>,
 ) -> Response {
     let key = id.to_string();
-    let mut view = audience.client_view();
-    view.caller = identity
-        .binding()
-        .map(|(issuer, subject)| format!("{issuer}\u{0}{subject}").into());
-    let (sink, mut events) = CallSink::for_client(256, view);
+    let (sink, mut events) = CallSink::for_client(256, audience.client_view(&identity));
     if let Some(s) = audience.session() {
         s.begin(key.clone(), sink.clone());
     }
