@@ -138,29 +138,22 @@ impl OidcValidator {
                             .keys
                             .for_kid(jwt.kid.as_deref(), || jwt.issued_at())
                             .await?;
-                        let (claims, generation) = match jwt.verify(&keys.set) {
-                            Ok(claims) => (claims, keys.generation),
-                            Err(JoseError::BadSignature) => {
-                                // The key may have been replaced under the same kid.
-                                match self
-                                    .keys
-                                    .after_bad_signature(keys.generation, jwt.issued_at())
-                                    .await?
-                                {
-                                    Some(fresh) => (
-                                        jwt.verify(&fresh.set)
-                                            .map_err(|e| AuthError::InvalidToken(e.to_string()))?,
-                                        fresh.generation,
-                                    ),
-                                    None => {
-                                        return Err(AuthError::InvalidToken(
-                                            JoseError::BadSignature.to_string(),
-                                        ));
-                                    }
+                        let verified = match jwt.verify(&keys.set) {
+                            // The key may have been replaced under the same kid.
+                            Err(JoseError::BadSignature) => match self
+                                .keys
+                                .after_bad_signature(keys.generation, jwt.issued_at())
+                                .await?
+                            {
+                                Some(fresh) => {
+                                    jwt.verify(&fresh.set).map(|c| (c, fresh.generation))
                                 }
-                            }
-                            Err(e) => return Err(AuthError::InvalidToken(e.to_string())),
+                                None => Err(JoseError::BadSignature),
+                            },
+                            other => other.map(|c| (c, keys.generation)),
                         };
+                        let (claims, generation) =
+                            verified.map_err(|e| AuthError::InvalidToken(e.to_string()))?;
                         self.check_claims(&claims, true)?;
                         (
                             identity_from(claims, token, &self.settings.issuer),

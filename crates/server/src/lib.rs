@@ -101,10 +101,10 @@ pub async fn serve(
         .take()
         .map(|rx| tokio::spawn(replicas::bus_loop(Arc::downgrade(&state), rx)));
     let shared = bus.is_some();
-    let stopped_at = std::sync::OnceLock::new();
+    let mut stopped_at = None;
     // Open SSE streams would hold their connections forever; closing every session ends them.
     let on_stop = || {
-        let _ = stopped_at.set(std::time::Instant::now());
+        stopped_at = Some(std::time::Instant::now());
         state.sessions.close_all_streams();
     };
     let drained = threads
@@ -121,11 +121,7 @@ pub async fn serve(
         tracing::warn!("in-flight requests did not finish within {drain:?}; stopping anyway");
     }
     if shared {
-        let deadline = stopped_at
-            .get()
-            .copied()
-            .unwrap_or_else(std::time::Instant::now)
-            + drain;
+        let deadline = stopped_at.unwrap_or_else(std::time::Instant::now) + drain;
         await_outstanding_resumes(&state, deadline).await;
     }
     reaper.abort();

@@ -33,6 +33,18 @@ async fn pair() -> Option<Pair> {
     })
 }
 
+/// Calls the plain backend's `sleep` for `ms` (silent: its stream carries keep-alives) and cuts
+/// the connection after the priming event, which it returns (it has an id to resume from).
+async fn sleep_cut_after_priming(client: &Client, id: u64, ms: u64) -> Event {
+    let resp = post(client, &call(id, "plain_sleep", json!({"ms": ms})))
+        .send()
+        .await
+        .unwrap();
+    let priming = Events::new(resp).next().await.unwrap();
+    assert!(priming.id.is_some(), "{priming:?}");
+    priming
+}
+
 /// Reads `events` until (and including) the first event whose JSON satisfies `stop`.
 async fn read_until(events: &mut Events, stop: impl Fn(&Value) -> bool) -> Vec<Event> {
     let mut seen = Vec::new();
@@ -59,17 +71,8 @@ async fn a_long_call_cut_on_one_replica_resumes_on_the_other() {
     let on_b = on_a.at(&pair.b.url);
 
     // A long call on replica A (silent: the stream carries keep-alives), cut after its priming.
-    let resp = post(&on_a, &call(21, "plain_sleep", json!({"ms": 1500})))
-        .send()
-        .await
-        .unwrap();
-    let mut first = Events::new(resp);
-    let priming = first.next().await.unwrap();
-    assert!(
-        priming.data.is_empty() && priming.id.is_some(),
-        "{priming:?}"
-    );
-    drop(first);
+    let priming = sleep_cut_after_priming(&on_a, 21, 1500).await;
+    assert!(priming.data.is_empty(), "{priming:?}");
     // The client comes back through the load balancer, which picks replica B.
     let resumed = get(&on_b, priming.id.as_deref()).await;
     assert_eq!(resumed.status(), 200);
@@ -167,17 +170,10 @@ async fn a_call_cut_while_its_replica_restarts_resumes_on_the_other_with_nothing
     };
     let on_a = Client::connect(&pair.a.url).await;
     let on_b = on_a.at(&pair.b.url);
-    let resp = post(&on_a, &call(24, "plain_sleep", json!({"ms": 2000})))
-        .send()
-        .await
-        .unwrap();
-    let mut first = Events::new(resp);
-    let priming = first.next().await.unwrap();
-    assert!(priming.id.is_some(), "{priming:?}");
     // A rolling restart: the load balancer cuts the client's connection and A gets SIGTERM
     // while the call runs. With no request left in flight, A used to exit at once, taking the
     // call's answer with it.
-    drop(first);
+    let priming = sleep_cut_after_priming(&on_a, 24, 2000).await;
     pair.a.signal_terminate();
     let resumed = get(&on_b, priming.id.as_deref()).await;
     assert_eq!(resumed.status(), 200, "{:?}", resumed.text().await);
