@@ -1,23 +1,24 @@
 //! Sentence embeddings for the optimizer's semantic tier.
 //!
-//! Three sources behind one [`Embedder`] trait: [`LocalEmbedder`] runs a BERT sentence encoder
-//! from files on disk (safetensors + `tokenizer.json`, e.g. all-MiniLM-L6-v2) with no service,
+//! Three sources behind one [`Embedder`] trait: `LocalEmbedder` (feature `local`) runs a BERT or
+//! MPNet sentence encoder from files on disk (safetensors + `tokenizer.json`, e.g.
+//! all-MiniLM-L6-v2) on candle with Hugging Face's `tokenizers`, with no service,
 //! and [`TeiEmbedder`] / [`OpenAiEmbedder`] call an embedding service exactly as ToolHive does.
 //! [`EmbeddingCache`] remembers vectors by content hash, in memory and optionally in a file.
 
+#[cfg(feature = "local")]
 mod bert;
 mod cache;
+#[cfg(feature = "local")]
 mod local;
-mod safetensors;
 mod service;
-mod wordpiece;
 
 use futures_util::future::BoxFuture;
 
 pub use cache::EmbeddingCache;
+#[cfg(feature = "local")]
 pub use local::LocalEmbedder;
 pub use service::{OpenAiEmbedder, TeiEmbedder};
-pub use wordpiece::WordPiece;
 
 /// Why embedding failed. Messages never carry credentials.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::bert::{Bert, BertConfig, pool};
-use crate::safetensors::Tensors;
-use crate::wordpiece::WordPiece;
+use candle_core::{DType, Device};
+use candle_nn::VarBuilder;
+use tokenizers::{Tokenizer, TruncationParams};
+
+use crate::bert::{Bert, BertConfig};
 use crate::{EmbedError, Embedder};
 
 /// A model in memory; cheap to clone.
@@ -20,7 +22,7 @@ pub struct LocalEmbedder(Arc<Model>);
 #[derive(Debug)]
 struct Model {
     id: String,
-    tokenizer: WordPiece,
+    tokenizer: Tokenizer,
     bert: Bert,
     max_tokens: usize,
     mean: bool,
@@ -50,26 +52,36 @@ impl LocalEmbedder {
                 EmbedError::Model(format!("{} is missing", dir.join(name).display()))
             })
         };
-        let cfg = BertConfig::from_json(&required("config.json")?)?;
-        let tokenizer = WordPiece::from_json(&required("tokenizer.json")?)?;
-        let weights_path = dir.join("model.safetensors");
-        let bytes = std::fs::read(&weights_path)
-            .map_err(|e| EmbedError::Model(format!("{}: {e}", weights_path.display())))?;
-        let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
-        let mut tensors = Tensors::parse(&bytes)?;
-        drop(bytes);
+        let config = required("config.json")?;
+        let cfg = BertConfig::from_json(&config)?;
         let dimension = cfg.hidden_size();
         let positions = cfg.max_positions();
-        if tokenizer.max_id() >= cfg.vocab_size() {
-            return Err(EmbedError::Model(
-                "tokenizer.json's vocabulary is larger than the model's".into(),
-            ));
-        }
-        let bert = Bert::load(cfg, &mut tensors)?;
         let max_tokens = read_json(dir, "sentence_bert_config.json")?
             .and_then(|c| c.get("max_seq_length").and_then(Value::as_u64))
             .map_or(positions, |n| n as usize)
             .clamp(2, positions);
+        let tokenizer = load_tokenizer(&dir.join("tokenizer.json"), max_tokens)?;
+        if tokenizer.get_vocab_size(true) > cfg.vocab_size() {
+            return Err(EmbedError::Model(
+                "tokenizer.json's vocabulary is larger than the model's".into(),
+            ));
+        }
+        let weights_path = dir.join("model.safetensors");
+        let bytes = std::fs::read(&weights_path)
+            .map_err(|e| EmbedError::Model(format!("{}: {e}", weights_path.display())))?;
+        let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
+        let bad_weights =
+            |e: candle_core::Error| EmbedError::Model(format!("{}: {e}", weights_path.display()));
+        let tensors =
+            candle_core::safetensors::load_buffer(&bytes, &Device::Cpu).map_err(bad_weights)?;
+        drop(bytes);
+        // f16 and bf16 checkpoints are widened to f32 as each weight is read.
+        let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
+        let vb = model_root(vb, config.get("model_type").and_then(Value::as_str));
+        let bert = Bert::load(cfg, &vb).map_err(|e| match e {
+            EmbedError::Model(m) => EmbedError::Model(format!("{}: {m}", weights_path.display())),
+            other => other,
+        })?;
         let pooling = read_json(dir, "1_Pooling/config.json")?;
         let flag = |k: &str| {
             pooling
@@ -111,18 +123,34 @@ impl LocalEmbedder {
         self.0.dimension
     }
 
-    /// The token ids a text is encoded to (truncated to the model's sequence length).
-    #[must_use]
-    pub fn token_ids(&self, text: &str) -> Vec<u32> {
-        self.0.tokenizer.encode(text, self.0.max_tokens)
+    /// The token ids a text is encoded to, with the model's special tokens, truncated to its
+    /// sequence length.
+    ///
+    /// # Errors
+    /// When the tokenizer fails on the text.
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        let text = bounded(text, self.0.max_tokens);
+        let encoding = self
+            .0
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| EmbedError::Model(format!("tokenizer: {e}")))?;
+        Ok(encoding.get_ids().to_vec())
     }
 
     /// Embeds one text on the calling thread.
-    #[must_use]
-    pub fn embed_one(&self, text: &str) -> Vec<f32> {
+    ///
+    /// # Errors
+    /// When the tokenizer or the forward pass fails.
+    pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let m = &self.0;
-        let ids = self.token_ids(text);
-        pool(&m.bert.forward(&ids), m.mean, m.normalize)
+        let ids = self.token_ids(text)?;
+        if ids.is_empty() {
+            return Err(EmbedError::Model(
+                "the tokenizer produced no tokens (tokenizer.json adds no special tokens)".into(),
+            ));
+        }
+        m.bert.embed(&ids, m.mean, m.normalize)
     }
 }
 
@@ -145,7 +173,10 @@ impl Embedder for LocalEmbedder {
                     let model = self.clone();
                     let chunk = chunk.to_vec();
                     tokio::task::spawn_blocking(move || {
-                        chunk.iter().map(|t| model.embed_one(t)).collect::<Vec<_>>()
+                        chunk
+                            .iter()
+                            .map(|t| model.embed_one(t))
+                            .collect::<Result<Vec<_>, _>>()
                     })
                 })
                 .collect();
@@ -153,10 +184,62 @@ impl Embedder for LocalEmbedder {
             for job in jobs {
                 out.extend(
                     job.await
-                        .map_err(|e| EmbedError::Model(format!("inference failed: {e}")))?,
+                        .map_err(|e| EmbedError::Model(format!("inference failed: {e}")))??,
                 );
             }
             Ok(out)
         })
     }
+}
+
+/// Reads `tokenizer.json` with Hugging Face's `tokenizers` (normaliser, pre-tokeniser, model and
+/// special-token template exactly as the model was trained), truncating to `max_tokens` as
+/// sentence-transformers does and never padding (one text at a time).
+fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer, EmbedError> {
+    let bad = |e: &dyn std::fmt::Display| EmbedError::Model(format!("{}: {e}", path.display()));
+    if !path.is_file() {
+        return Err(EmbedError::Model(format!("{} is missing", path.display())));
+    }
+    let mut tokenizer = Tokenizer::from_file(path).map_err(|e| bad(&e))?;
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: max_tokens,
+            ..TruncationParams::default()
+        }))
+        .map_err(|e| bad(&e))?;
+    tokenizer.with_padding(None);
+    Ok(tokenizer)
+}
+
+/// Where the encoder's weights start: at the root as sentence-transformers saves them, or under
+/// the architecture's prefix (`bert.`, `mpnet.`) as a transformers checkpoint has them.
+fn model_root<'a>(vb: VarBuilder<'a>, model_type: Option<&str>) -> VarBuilder<'a> {
+    const PROBE: &str = "embeddings.word_embeddings.weight";
+    if vb.contains_tensor(PROBE) {
+        return vb;
+    }
+    model_type
+        .into_iter()
+        .chain(["bert", "model"])
+        .find(|p| vb.contains_tensor(&format!("{p}.{PROBE}")))
+        .map_or(vb.clone(), |p| vb.pp(p))
+}
+
+/// At most this many bytes of a text reach the tokenizer per token the model reads, so a
+/// backend's megabyte-long description costs no more to embed than a short one. Tokens are a
+/// few bytes each; only a text whose first tokens average more than 64 bytes (long whitespace
+/// runs, words past 100 characters that become one unknown token) can lose tokens at its end.
+const BYTES_PER_TOKEN: usize = 64;
+
+/// `text` cut (at a character boundary) to what `max_tokens` tokens could ever come from.
+fn bounded(text: &str, max_tokens: usize) -> &str {
+    let limit = max_tokens.saturating_mul(BYTES_PER_TOKEN);
+    if text.len() <= limit {
+        return text;
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
