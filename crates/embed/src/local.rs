@@ -52,6 +52,10 @@ impl LocalEmbedder {
                 EmbedError::Model(format!("{} is missing", dir.join(name).display()))
             })
         };
+        // gemm (under candle) would split every matrix product over the cores through rayon
+        // (see `on_this_thread`). The cores are the serving threads'; `embed` spreads texts
+        // over them itself.
+        gemm::set_threading_threshold(usize::MAX);
         let config = required("config.json")?;
         let cfg = BertConfig::from_json(&config)?;
         let dimension = cfg.hidden_size();
@@ -150,7 +154,7 @@ impl LocalEmbedder {
                 "the tokenizer produced no tokens (tokenizer.json adds no special tokens)".into(),
             ));
         }
-        m.bert.embed(&ids, m.mean, m.normalize)
+        on_this_thread(|| m.bert.embed(&ids, m.mean, m.normalize))
     }
 }
 
@@ -242,4 +246,26 @@ fn bounded(text: &str, max_tokens: usize) -> &str {
         end -= 1;
     }
     &text[..end]
+}
+
+thread_local! {
+    /// A rayon pool whose only worker is this thread: candle-nn's softmax and layer norm split
+    /// their rows over rayon's global pool, waking its threads for every operation. With
+    /// neither this nor gemm's threshold, the optimizer's evaluation took 62% more CPU (30 s of
+    /// it in the kernel) and queries were slower (docs/optimizer.md). candle's own pool for
+    /// element-wise operations on 64k values or more is sized only by `RAYON_NUM_THREADS` or
+    /// `CANDLE_NUM_THREADS`, which the container image sets to 1.
+    static THIS_THREAD: Option<rayon::ThreadPool> = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .use_current_thread()
+        .build()
+        .ok();
+}
+
+/// Runs `f` with rayon's parallel work kept on the calling thread.
+fn on_this_thread<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    THIS_THREAD.with(|pool| match pool {
+        Some(pool) => pool.install(f),
+        None => f(),
+    })
 }

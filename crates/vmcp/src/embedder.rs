@@ -29,6 +29,17 @@ pub(crate) fn semantic(o: &OptimizerConfig) -> anyhow::Result<Option<SemanticSet
                 ms = started.elapsed().as_millis() as u64,
                 "optimizer: local embedding model loaded"
             );
+            if std::env::var_os("RAYON_NUM_THREADS").is_none()
+                && std::env::var_os("CANDLE_NUM_THREADS").is_none()
+            {
+                // candle sizes its element-wise thread pool from these alone, and its threads
+                // spin on the cores that serve requests (docs/optimizer.md); the container
+                // image sets RAYON_NUM_THREADS=1.
+                tracing::warn!(
+                    "optimizer: set RAYON_NUM_THREADS=1 for the local embedder: without it, embedding \
+                     takes about a quarter more CPU and slows searches (docs/optimizer.md)"
+                );
+            }
             Arc::new(model)
         }
         (EmbeddingProvider::Tei, Some(url)) => Arc::new(TeiEmbedder::new(
