@@ -137,14 +137,7 @@ fn is_sensitive(key: &str) -> bool {
 
 /// `text` cut at `max` bytes, on a character boundary.
 fn cut(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(max)]
 }
 
 fn is_b64url(b: u8) -> bool {

@@ -289,11 +289,7 @@ impl HealthTracker {
 
 fn truncate(mut s: String) -> String {
     if s.len() > MAX_ERROR_LEN {
-        let mut end = MAX_ERROR_LEN;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
+        s.truncate(s.floor_char_boundary(MAX_ERROR_LEN));
         s.push('…');
     }
     s

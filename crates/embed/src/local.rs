@@ -237,15 +237,7 @@ const BYTES_PER_TOKEN: usize = 64;
 
 /// `text` cut (at a character boundary) to what `max_tokens` tokens could ever come from.
 fn bounded(text: &str, max_tokens: usize) -> &str {
-    let limit = max_tokens.saturating_mul(BYTES_PER_TOKEN);
-    if text.len() <= limit {
-        return text;
-    }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(max_tokens.saturating_mul(BYTES_PER_TOKEN))]
 }
 
 thread_local! {

@@ -894,11 +894,7 @@ fn truncate(s: &str) -> String {
     if s.len() <= MAX {
         return s.to_owned();
     }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &s[..end])
+    format!("{}...", &s[..s.floor_char_boundary(MAX)])
 }
 
 /// Milliseconds since the Unix epoch (rounds span requests, so `Instant` cannot measure them).
