@@ -10,6 +10,7 @@ use std::cell::Cell;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
+use futures_util::future::Either;
 use http_body_util::BodyExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{IntoUrl, RequestBuilder, StatusCode, Url};
@@ -40,14 +41,15 @@ tokio::task_local! {
     static PASSTHROUGH: HeaderMap;
 }
 
-/// Runs `request` with `headers` passed through on its POSTs.
-pub(crate) async fn with_passthrough<F: Future>(
+/// Runs `request` with `headers` passed through on its POSTs. (Not an `async fn`, which would
+/// hold `request` twice and so double every backend request's future.)
+pub(crate) fn with_passthrough<F: Future>(
     headers: Option<&HeaderMap>,
     request: F,
-) -> F::Output {
+) -> impl Future<Output = F::Output> {
     match headers.filter(|h| !h.is_empty()) {
-        Some(h) => PASSTHROUGH.scope(h.clone(), request).await,
-        None => request.await,
+        Some(h) => Either::Left(PASSTHROUGH.scope(h.clone(), request)),
+        None => Either::Right(request),
     }
 }
 

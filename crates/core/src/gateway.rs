@@ -620,13 +620,15 @@ impl Gateway {
     ) -> Result<Value, CoreError> {
         let name = str_param(&params, "name", "tools/call")?;
         object_param(&params, "arguments", "tools/call")?;
+        // The optimizer's and composite tools' futures are boxed: inline they would make every
+        // plain call's future (copied as it is spawned) twice as large.
         if let Some(opt) = catalog.optimizer()
             && (name == crate::optimizer::FIND_TOOL || name == crate::optimizer::CALL_TOOL)
         {
-            return self.call_meta_tool(caller, catalog, opt, &params).await;
+            return Box::pin(self.call_meta_tool(caller, catalog, opt, &params)).await;
         }
         if let Some(wf) = catalog.composite(name) {
-            return self.call_composite(caller, catalog, wf, &params).await;
+            return Box::pin(self.call_composite(caller, catalog, wf, &params)).await;
         }
         let Some(route) = catalog.tool(name) else {
             if let Some(unavailable) = self.withdrawn_tool(caller, catalog, name) {

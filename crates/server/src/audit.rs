@@ -18,6 +18,7 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use bytes::Bytes;
+use futures_util::future::Either;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body::{Frame, SizeHint};
 use serde_json::Value;
@@ -343,13 +344,11 @@ impl Drop for AuditedBody {
     }
 }
 
-/// `fut` with the current request's note, for work spawned onto another task.
+/// `fut` with the current request's note, for work spawned onto another task. Not an `async`
+/// block: one would hold `fut` twice (as captured and as awaited), doubling what is spawned.
 pub(crate) fn carry<F: Future>(fut: F) -> impl Future<Output = F::Output> {
-    let note = current();
-    async move {
-        match note {
-            Some(n) => NOTE.scope(n, fut).await,
-            None => fut.await,
-        }
+    match current() {
+        Some(n) => Either::Left(NOTE.scope(n, fut)),
+        None => Either::Right(fut),
     }
 }

@@ -229,8 +229,14 @@ async fn handle(
                     match dispatch::meter(&state.gateway, identity, &method).await {
                         Ok(()) => {
                             let request = traced();
-                            let reply = dispatch::dispatch(&state.gateway, &ctx, &method, params);
-                            observe::run(request, reply).await.map(|r| raw(&r))
+                            // One expression: a `let` would keep a second copy of the dispatch
+                            // in this future's state.
+                            observe::run(
+                                request,
+                                dispatch::dispatch(&state.gateway, &ctx, &method, params),
+                            )
+                            .await
+                            .map(|r| raw(&r))
                         }
                         Err(f) => Err(f),
                     }

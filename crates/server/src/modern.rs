@@ -209,8 +209,13 @@ async fn list(
         None,
         Some(revision::MODERN),
     );
-    let reply = dispatch::dispatch(&state.gateway, &ctx, method, Some(params));
-    match observe::run(request, reply).await {
+    // One expression: a `let` would keep a second copy of the dispatch in this future's state.
+    match observe::run(
+        request,
+        dispatch::dispatch(&state.gateway, &ctx, method, Some(params)),
+    )
+    .await
+    {
         Ok(Reply::Page(page)) => {
             let envelope = match envelope::stamp(method, json!({}), &state.options.name) {
                 Value::Object(fields) => fields,

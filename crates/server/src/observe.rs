@@ -46,12 +46,13 @@ pub(crate) fn http(r: &Response) -> Outcome {
     }
 }
 
-/// Runs a dispatch as `request`, recording its span and metrics.
-pub(crate) async fn run<'c>(
+/// Runs a dispatch as `request`, recording its span and metrics. (Not an `async fn`, which would
+/// hold the dispatch twice.)
+pub(crate) fn run<'c>(
     request: ServerRequest,
     dispatch: impl Future<Output = Result<Reply<'c>, Failure>>,
-) -> Result<Reply<'c>, Failure> {
-    request.run(dispatch, outcome).await
+) -> impl Future<Output = Result<Reply<'c>, Failure>> {
+    request.run(dispatch, outcome)
 }
 
 /// `GET /metrics` (mounted only with `enablePrometheusMetricsPath`): OpenMetrics text when the

@@ -333,10 +333,12 @@ pub(crate) async fn serve(
                     era: audience.era(),
                     forwarded: forwarded.as_ref(),
                 };
-                let reply = dispatch::dispatch(&state.gateway, &ctx, &method, params);
-                observe::run(request, reply)
-                    .await
-                    .map(dispatch::Reply::into_value)
+                observe::run(
+                    request,
+                    dispatch::dispatch(&state.gateway, &ctx, &method, params),
+                )
+                .await
+                .map(dispatch::Reply::into_value)
             }
             .await;
             if let Some(s) = session {

@@ -5,7 +5,9 @@
 
 use std::borrow::Cow;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, ready};
 use std::time::Instant;
 
 use futures_util::future::Either;
@@ -177,20 +179,43 @@ impl ServerRequest {
 
     /// Runs `fut` (the request's work) inside the server span, then records the request as
     /// `outcome` describes its result.
-    pub async fn run<F: Future>(
-        self,
+    ///
+    /// A hand-written future rather than an `async fn`: an `async fn` keeps `fut` both as its
+    /// argument and as the future it awaits, doubling the size of every request's state machine
+    /// (and of each copy made as it is boxed and spawned).
+    pub fn run<F: Future, O: FnOnce(&F::Output) -> Outcome>(self, fut: F, outcome: O) -> Run<F, O> {
+        Run {
+            fut,
+            finish: self.0.map(|inner| (inner, outcome)),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of [`ServerRequest::run`].
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Run<F, O> {
+        #[pin]
         fut: F,
-        outcome: impl FnOnce(&F::Output) -> Outcome,
-    ) -> F::Output {
-        let Some(inner) = self.0 else {
-            return fut.await;
-        };
-        let out = match &inner.cx {
-            Some(cx) => fut.with_context(cx.clone()).await,
-            None => fut.await,
-        };
-        inner.finish(&outcome(&out));
-        out
+        finish: Option<(Box<ServerInner>, O)>,
+    }
+}
+
+impl<F: Future, O: FnOnce(&F::Output) -> Outcome> Future for Run<F, O> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, task: &mut TaskContext<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let traced = this
+            .finish
+            .as_ref()
+            .and_then(|(inner, _)| inner.cx.as_ref());
+        let _attached = traced.map(|cx| cx.clone().attach());
+        let out = ready!(this.fut.poll(task));
+        if let Some((inner, outcome)) = this.finish.take() {
+            inner.finish(&outcome(&out));
+        }
+        Poll::Ready(out)
     }
 }
 
