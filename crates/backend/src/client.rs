@@ -417,3 +417,22 @@ impl Response {
         while let Ok(Some(_)) = self.chunk().await {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every backend request is wrapped, twice: the wrapper must not hold the request twice.
+    #[test]
+    fn passthrough_holds_its_request_once() {
+        let request = async {
+            let state = [1u8; 4096];
+            std::future::ready(()).await;
+            state[0]
+        };
+        let alone = std::mem::size_of_val(&request);
+        let wrapped = with_passthrough(None, request);
+        assert!(alone >= 4096);
+        assert!(std::mem::size_of_val(&wrapped) < alone + 128);
+    }
+}

@@ -352,3 +352,20 @@ pub(crate) fn carry<F: Future>(fut: F) -> impl Future<Output = F::Output> {
         None => Either::Right(fut),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every spawned request is carried: the wrapper must not hold the request twice.
+    #[test]
+    fn carry_holds_its_future_once() {
+        let work = async {
+            let state = [1u8; 4096];
+            std::future::ready(()).await;
+            state[0]
+        };
+        let alone = std::mem::size_of_val(&work);
+        let carried = super::carry(work);
+        assert!(alone >= 4096);
+        assert!(std::mem::size_of_val(&carried) < alone + 64);
+    }
+}

@@ -49,6 +49,8 @@ pub(crate) async fn post(
     vmcp_telemetry::within(parent, post_message(state, headers, body)).await
 }
 
+/// Branches that are rare (a batch, `initialize`) or that wait on Redis are boxed: each request's
+/// future is as large as its largest branch, and it is copied as it is boxed for the router.
 async fn post_message(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Response {
     if let Err(r) = guard(&state, &headers) {
         return r;
@@ -93,7 +95,7 @@ async fn post_message(state: Arc<AppState>, headers: HeaderMap, body: Body) -> R
     let msg = match Message::parse(&bytes) {
         Ok(m) => m,
         Err(ParseError::Batch(items)) => {
-            return batch(&state, &headers, &identity, items, format).await;
+            return Box::pin(batch(&state, &headers, &identity, items, format)).await;
         }
         Err(e) => {
             let (id, err) = e.to_error();
@@ -129,7 +131,7 @@ async fn post_message(state: Arc<AppState>, headers: HeaderMap, body: Body) -> R
         let request =
             vmcp_telemetry::ServerRequest::start(method, params.as_ref(), Some(id), None, None);
         let answer = initialize(&state, id, params.as_ref(), format, identity);
-        return request.run(answer, observe::http).await;
+        return Box::pin(request.run(answer, observe::http)).await;
     }
     let session = match session_of(&state, &headers, &identity).await {
         Ok(s) => s,
@@ -750,7 +752,7 @@ async fn session_of(
 ) -> Result<Arc<Session>, Response> {
     let id = session_header(headers)?;
     if let Some(shared) = &state.shared {
-        return replicas::resolve(state, shared, id, identity).await;
+        return Box::pin(replicas::resolve(state, shared, id, identity)).await;
     }
     let session = state.sessions.get(id).filter(|s| {
         let same = s.identity.same_caller(identity);

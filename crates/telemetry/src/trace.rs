@@ -561,6 +561,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Every request's work is wrapped in `run`: it must not hold that work twice.
+    #[test]
+    fn run_holds_its_future_once() {
+        let work = async {
+            let state = [1u8; 4096];
+            std::future::ready(()).await;
+            state[0]
+        };
+        let alone = std::mem::size_of_val(&work);
+        let wrapped = ServerRequest(None).run(work, |_| Outcome::default());
+        assert!(alone >= 4096);
+        assert!(std::mem::size_of_val(&wrapped) < alone + 64);
+    }
+
     #[test]
     fn trace_meta_keeps_other_keys() {
         let p = json!({"name": "t", "_meta": {"progressToken": 3, "tracestate": "old=1"}});
