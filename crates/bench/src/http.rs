@@ -288,6 +288,36 @@ impl McpSession {
         }
     }
 
+    /// Opens the session's GET stream (Legacy) and keeps it open: the answer's head is read, its
+    /// body never is. The connection carries nothing else while the stream lives.
+    ///
+    /// # Errors
+    /// When the connection fails or the server does not open a stream (HTTP 200, SSE).
+    pub(crate) async fn open_get_stream(&mut self) -> anyhow::Result<OpenStream> {
+        let mut req = Request::builder()
+            .method(Method::GET)
+            .uri(&self.conn.path)
+            .header(header::HOST, &self.conn.host)
+            .header(header::ACCEPT, "text/event-stream");
+        for (name, value) in self.headers.iter().filter(|(k, _)| *k != header::ACCEPT) {
+            req = req.header(*name, value);
+        }
+        self.conn.sender.ready().await?;
+        let resp = self
+            .conn
+            .sender
+            .send_request(req.body(Full::new(Bytes::new()))?)
+            .await?;
+        let is_sse = resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        if resp.status() != StatusCode::OK || !is_sse {
+            bail!("GET stream: HTTP {} (not an SSE stream)", resp.status());
+        }
+        Ok(OpenStream { _response: resp })
+    }
+
     /// Gives back the connection, leaving the session open (idle) on the server.
     pub(crate) fn detach(self) -> HttpConn {
         self.conn
@@ -305,6 +335,11 @@ impl McpSession {
             .await;
         self.conn
     }
+}
+
+/// An open GET stream: closed when dropped.
+pub(crate) struct OpenStream {
+    _response: hyper::Response<hyper::body::Incoming>,
 }
 
 /// The JSON of an answer: the body itself, or the `data:` of a one-event SSE stream.

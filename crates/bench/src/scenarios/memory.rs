@@ -1,5 +1,6 @@
-//! Scenario 5: the gateway's resident memory idle, with many idle Legacy sessions, and after
-//! each of `--load-runs` identical load runs (growth that repeats run after run would be a leak).
+//! Scenario 5: the gateway's resident memory idle, with many idle Legacy sessions, with as many
+//! sessions holding their GET stream open, and after each of `--load-runs` identical load runs
+//! (growth that repeats run after run would be a leak).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +37,20 @@ pub(crate) async fn run(
     tokio::time::sleep(SETTLE).await;
     let with_sessions = rss()?;
     let per_session = (with_sessions.saturating_sub(idle) * 1024) as f64 / s.sessions.max(1) as f64;
+
+    // As many sessions again, each holding its GET stream open on its own connection (as
+    // clients do): what a stream costs on top of its session.
+    let mut streams = Vec::with_capacity(s.sessions);
+    for _ in 0..s.sessions {
+        let mut session = McpSession::legacy(&gw.url).await?;
+        let stream = session.open_get_stream().await?;
+        streams.push((session, stream));
+    }
+    tokio::time::sleep(SETTLE).await;
+    let with_streams = rss()?;
+    let per_streamed =
+        (with_streams.saturating_sub(with_sessions) * 1024) as f64 / s.sessions.max(1) as f64;
+    drop(streams);
 
     let concurrency = s.concurrency.iter().copied().max().unwrap_or(32);
     let plan = Plan {
@@ -82,6 +97,15 @@ pub(crate) async fn run(
             mb(with_sessions),
             format!("{:.1} KB per session", per_session / 1024.0),
         ],
+        vec![
+            format!("+ {} Legacy sessions with an open GET stream", s.sessions),
+            mb(with_streams),
+            format!(
+                "{:.1} KB per session with its stream ({:.1} KB for the stream)",
+                per_streamed / 1024.0,
+                (per_streamed - per_session) / 1024.0
+            ),
+        ],
     ];
     for (i, (kib, out)) in after.iter().enumerate() {
         let change = match i.checked_sub(1) {
@@ -108,6 +132,8 @@ pub(crate) async fn run(
         "sessions": s.sessions,
         "with_sessions_kib": with_sessions,
         "bytes_per_session": per_session.round(),
+        "with_streams_kib": with_streams,
+        "bytes_per_streamed_session": per_streamed.round(),
         "load_runs": after.iter().map(|(kib, out)| json!({"rss_kib": kib, "load": out.to_json()})).collect::<Vec<_>>(),
         "growth_kib": growth,
         "peak_kib": peak,
