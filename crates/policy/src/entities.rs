@@ -210,6 +210,27 @@ pub(crate) fn resource_parents(target: &Target<'_>, server: &str) -> Vec<EntityU
     parents
 }
 
+/// The tool annotations a resource entity carries.
+const HINTS: [&str; 4] = [
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+];
+
+/// The values of [`HINTS`] the target's advertised definition declares (as booleans).
+pub(crate) fn hints(target: &Target<'_>) -> [Option<bool>; 4] {
+    let annotations = target
+        .definition
+        .and_then(|d| d.get("annotations"))
+        .and_then(Value::as_object);
+    HINTS.map(|hint| {
+        annotations
+            .and_then(|a| a.get(hint))
+            .and_then(Value::as_bool)
+    })
+}
+
 /// The resource entity, with its arguments (tools and prompts) as attributes too.
 pub(crate) fn resource(
     target: &Target<'_>,
@@ -231,16 +252,9 @@ pub(crate) fn resource(
         attrs.insert("uri".into(), s(target.name));
     }
     // Tool annotations, only those the advertised tool declares (as booleans).
-    if let Some(Value::Object(annotations)) = target.definition.and_then(|d| d.get("annotations")) {
-        for hint in [
-            "readOnlyHint",
-            "destructiveHint",
-            "idempotentHint",
-            "openWorldHint",
-        ] {
-            if let Some(Value::Bool(b)) = annotations.get(hint) {
-                attrs.insert(hint.into(), RestrictedExpression::new_bool(*b));
-            }
+    for (name, value) in HINTS.iter().zip(hints(target)) {
+        if let Some(b) = value {
+            attrs.insert((*name).into(), RestrictedExpression::new_bool(b));
         }
     }
     for (k, v) in arguments {

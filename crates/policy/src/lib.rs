@@ -36,6 +36,9 @@ use crate::witness::{ArgUse, Reads};
 const PREPARED_CAP: usize = 1024;
 /// Most policy slices kept.
 const SLICES_CAP: usize = 4096;
+/// Decisions remembered per caller (cleared when full): at most `PREPARED_CAP` callers times this
+/// many, a few hundred bytes each.
+const DECISIONS_CAP: usize = 256;
 
 /// What a decision needs of a caller, computed once per caller (its claims as Cedar values cost
 /// more than the decision itself).
@@ -47,6 +50,55 @@ struct Prepared {
     claims: Context,
     /// Keeps the claims alive, so their address (the cache key) is not reused by another caller.
     _claims: Arc<serde_json::Map<String, Value>>,
+    /// This caller's decisions that read no arguments, by target name.
+    decisions: Mutex<HashMap<String, Vec<(TargetKey, Decision)>>>,
+}
+
+/// All of a target that its Cedar resource entity is built from, besides its name: when the
+/// policies that can apply read no arguments, these decide the request with the caller's
+/// prepared entities (Cedar has no clock and no randomness), so a decision can be remembered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TargetKey {
+    kind: Kind,
+    backend: Option<String>,
+    /// The tool annotations the resource entity carries (`readOnlyHint`, `destructiveHint`,
+    /// `idempotentHint`, `openWorldHint`), as the advertised definition declares them.
+    hints: [Option<bool>; 4],
+}
+
+impl TargetKey {
+    fn matches(&self, target: &Target<'_>) -> bool {
+        self.kind == target.kind
+            && self.backend.as_deref() == target.backend
+            && self.hints == entities::hints(target)
+    }
+}
+
+impl Prepared {
+    fn remembered(&self, target: &Target<'_>) -> Option<Decision> {
+        let decisions = self.decisions.lock().unwrap_or_else(|e| e.into_inner());
+        let found = decisions.get(target.name)?;
+        found
+            .iter()
+            .find(|(key, _)| key.matches(target))
+            .map(|(_, d)| d.clone())
+    }
+
+    fn remember(&self, target: &Target<'_>, decision: &Decision) {
+        let key = TargetKey {
+            kind: target.kind,
+            backend: target.backend.map(str::to_owned),
+            hints: entities::hints(target),
+        };
+        let mut decisions = self.decisions.lock().unwrap_or_else(|e| e.into_inner());
+        if decisions.len() >= DECISIONS_CAP {
+            decisions.clear();
+        }
+        decisions
+            .entry(target.name.to_owned())
+            .or_default()
+            .push((key, decision.clone()));
+    }
 }
 
 /// `incomingAuth.authz` for `type: cedar`, resolved.
@@ -223,10 +275,15 @@ impl CedarAuthorizer {
 
     /// The caller's principal entity, its ancestors and its claims context (cached per caller).
     fn prepare(&self, identity: &Identity) -> Option<Arc<Prepared>> {
-        let key = (
-            Arc::as_ptr(&identity.claims) as usize,
-            entities::principal_id(identity).to_string(),
-        );
+        // Claims are told apart by their address (a validated token's identity is cached, so its
+        // claims keep theirs); an anonymous caller's empty claims are allocated per request, so
+        // they all share one key, or every anonymous request would prepare afresh.
+        let claims = if identity.claims.is_empty() {
+            0
+        } else {
+            Arc::as_ptr(&identity.claims) as usize
+        };
+        let key = (claims, entities::principal_id(identity).to_string());
         if let Some(p) = self
             .prepared
             .lock()
@@ -253,6 +310,7 @@ impl CedarAuthorizer {
             claims: Context::from_pairs(entities::claims(identity)).ok()?,
             principal,
             _claims: identity.claims.clone(),
+            decisions: Mutex::new(HashMap::new()),
         });
         let mut cache = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= PREPARED_CAP {
@@ -339,9 +397,16 @@ impl CedarAuthorizer {
             policies: Vec::new(),
             errors: vec![why],
         };
-        let (Some(prepared), Some(resource_uid)) =
-            (self.prepare(identity), entities::resource_uid(target))
-        else {
+        let Some(prepared) = self.prepare(identity) else {
+            return (
+                deny("the request cannot be expressed as Cedar entities".into()),
+                false,
+            );
+        };
+        if let Some(decision) = prepared.remembered(target) {
+            return (decision, false);
+        }
+        let Some(resource_uid) = entities::resource_uid(target) else {
             return (
                 deny("the request cannot be expressed as Cedar entities".into()),
                 false,
@@ -415,6 +480,9 @@ impl CedarAuthorizer {
             policies: diagnostics.reason().map(Self::position).collect(),
             errors,
         };
+        if !reads.args {
+            prepared.remember(target, &decision);
+        }
         (decision, reads.args)
     }
 }

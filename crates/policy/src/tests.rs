@@ -494,3 +494,54 @@ fn listed_iff_some_call_is_admitted_over_generated_policies() {
     }
     assert_eq!(checked, 400 * 3 * 2);
 }
+
+/// Decisions that read no arguments are remembered per caller: each input the resource entity is
+/// built from must still change the answer, and a remembered answer equals a fresh one.
+#[test]
+fn remembered_decisions_follow_annotations_backends_and_callers() {
+    let a = authorizer(
+        &[
+            r#"permit(principal in THVGroup::"eng", action == Action::"call_tool", resource);"#,
+            r#"forbid(principal, action == Action::"call_tool", resource) when { resource has destructiveHint && resource.destructiveHint == true };"#,
+            r#"forbid(principal, action == Action::"call_tool", resource in Backend::"prod");"#,
+        ],
+        None,
+    );
+    let alice = user("alice", json!({"groups": ["eng"]}));
+    let bob = user("bob", json!({"groups": ["sales"]}));
+    let safe = json!({"name": "t", "annotations": {"destructiveHint": false}});
+    let risky = json!({"name": "t", "annotations": {"destructiveHint": true}});
+    let on = |backend, def| Target {
+        kind: Kind::Tool,
+        name: "t",
+        backend: Some(backend),
+        definition: Some(def),
+    };
+    let first = a.decide(&alice, Action::CallTool(on("dev", &safe), None));
+    let again = a.decide(&alice, Action::CallTool(on("dev", &safe), None));
+    assert!(first.allowed && !first.policies.is_empty());
+    assert_eq!(first, again);
+    assert!(!a.admit(&alice, Action::CallTool(on("dev", &risky), None)));
+    assert!(!a.admit(&alice, Action::CallTool(on("prod", &safe), None)));
+    assert!(!a.admit(&bob, Action::CallTool(on("dev", &safe), None)));
+    assert!(a.admit(&alice, Action::CallTool(on("dev", &safe), None)));
+    let prompt = Target {
+        kind: Kind::Prompt,
+        ..on("dev", &safe)
+    };
+    assert!(!a.admit(&alice, Action::GetPrompt(prompt, None)));
+}
+
+/// Anonymous callers carry fresh empty claims on every request: they must share one prepared
+/// principal (and its remembered decisions) rather than fill the cache with copies.
+#[test]
+fn anonymous_callers_share_one_prepared_principal() {
+    let a = authorizer(
+        &[r#"permit(principal, action == Action::"call_tool", resource == Tool::"t");"#],
+        None,
+    );
+    for _ in 0..3 {
+        assert!(call(&a, &Identity::anonymous(), "t", json!({})));
+    }
+    assert_eq!(a.prepared.lock().unwrap().len(), 1);
+}
