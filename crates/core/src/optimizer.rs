@@ -434,27 +434,13 @@ fn parameter_text(tool: &Value) -> String {
         .and_then(Value::as_object)
     {
         for (name, prop) in props {
-            out.push_str(&split_identifier(name));
+            out.push_str(&vmcp_search::split_identifier(name));
             out.push(' ');
             if let Some(d) = prop.get("description").and_then(Value::as_str) {
                 out.push_str(d);
                 out.push(' ');
             }
         }
-    }
-    out
-}
-
-/// `issueKey` → "issue Key" (the tokenizer already splits `issue_key` at the underscore).
-fn split_identifier(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 4);
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if c.is_uppercase() && prev_lower {
-            out.push(' ');
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        out.push(c);
     }
     out
 }

@@ -66,21 +66,18 @@ struct TargetKey {
     hints: [Option<bool>; 4],
 }
 
-impl TargetKey {
-    fn matches(&self, target: &Target<'_>) -> bool {
-        self.kind == target.kind
-            && self.backend.as_deref() == target.backend
-            && self.hints == entities::hints(target)
-    }
-}
-
 impl Prepared {
     fn remembered(&self, target: &Target<'_>) -> Option<Decision> {
         let decisions = self.decisions.lock().unwrap_or_else(|e| e.into_inner());
         let found = decisions.get(target.name)?;
+        let hints = entities::hints(target);
         found
             .iter()
-            .find(|(key, _)| key.matches(target))
+            .find(|(key, _)| {
+                key.kind == target.kind
+                    && key.backend.as_deref() == target.backend
+                    && key.hints == hints
+            })
             .map(|(_, d)| d.clone())
     }
 

@@ -16,4 +16,4 @@ pub use analyze::{Analyzed, analyze};
 pub use index::Index;
 pub use porter::stem;
 pub use query::{Query, STOP_WORDS};
-pub use tokenize::tokens;
+pub use tokenize::{split_identifier, tokens};

@@ -19,6 +19,20 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// `issueKey` → "issue Key" (the tokenizer already splits `issue_key` at the underscore).
+pub fn split_identifier(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && prev_lower {
+            out.push(' ');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.push(c);
+    }
+    out
+}
+
 fn flush(cur: &mut String, out: &mut Vec<String>) {
     // A run made only of combining marks folds to nothing; FTS5 emits no token for it either.
     if !cur.is_empty() {

@@ -87,14 +87,7 @@ fn parameter_text(tool: &Value) -> String {
         .pointer("/inputSchema/properties")
         .and_then(Value::as_object);
     for (name, prop) in props.into_iter().flatten() {
-        let mut prev_lower = false;
-        for c in name.chars() {
-            if c.is_uppercase() && prev_lower {
-                out.push(' ');
-            }
-            prev_lower = c.is_lowercase() || c.is_ascii_digit();
-            out.push(c);
-        }
+        out.push_str(&vmcp_search::split_identifier(name));
         out.push(' ');
         if let Some(d) = prop.get("description").and_then(Value::as_str) {
             out.push_str(d);
