@@ -110,10 +110,18 @@ impl Client {
             }
             pipe.add_command(cmd);
         }
+        // A connect is bounded by its own timeout, whose message names the stage it stalled in
+        // (TCP, TLS, the Redis handshake); one outer bound racing it would hide that.
+        let mut conn = match self.take().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                self.up.store(false, Ordering::Relaxed);
+                return Err(e);
+            }
+        };
         let timeout = self.config.timeout;
-        // Dropped on a timeout with the connection it holds: a half-read connection is closed.
+        // On a timeout the connection is dropped, not given back: it is half-read.
         let attempt = async {
-            let mut conn = self.take().await?;
             let (replies, alive) = exchange(&mut conn, &pipe, commands.len()).await;
             let replies = replies.map_err(|reason| {
                 // The idle ones most likely died with it (a Redis restart): drop them all
@@ -122,13 +130,16 @@ impl Client {
                 tracing::warn!(address = %self.config.display_address(), %reason, "Redis connection lost; the next call reconnects");
                 self.unavailable(&reason)
             })?;
-            if alive {
-                self.give_back(conn);
-            }
-            Ok(replies.into_iter().map(Value::from).collect())
+            Ok((replies, alive))
         };
         let outcome = match tokio::time::timeout(timeout, attempt).await {
-            Ok(r) => r,
+            Ok(Ok((replies, alive))) => {
+                if alive {
+                    self.give_back(conn);
+                }
+                Ok(replies.into_iter().map(Value::from).collect())
+            }
+            Ok(Err(e)) => Err(e),
             Err(_) => Err(self.unavailable(&format!("no answer within {timeout:?}"))),
         };
         self.up.store(outcome.is_ok(), Ordering::Relaxed);
