@@ -6,6 +6,7 @@ mod authz;
 mod cli;
 mod embedder;
 mod logging;
+mod open_files;
 mod reload;
 mod serve;
 mod state_key;

@@ -55,6 +55,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {host}:{port}"))?;
     let local = listener.local_addr()?;
 
+    crate::open_files::raise_and_log();
     let threads = match config.server.worker_threads {
         0 => vmcp_server::default_threads(),
         n => n,
