@@ -49,6 +49,15 @@ pub(crate) async fn post(
     vmcp_telemetry::within(parent, post_message(state, headers, body)).await
 }
 
+/// [`post`] without axum's extractors, for a connection that calls it without the router.
+pub(crate) async fn post_direct(
+    state: Arc<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, std::convert::Infallible> {
+    Ok(post(State(state), headers, body).await)
+}
+
 /// Branches that are rare (a batch, `initialize`) or that wait on Redis are boxed: each request's
 /// future is as large as its largest branch, and it is copied as it is boxed for the router.
 async fn post_message(state: Arc<AppState>, headers: HeaderMap, body: Body) -> Response {

@@ -110,7 +110,10 @@ pub async fn serve(
     let drained = threads
         .serve(
             listener,
-            router(state.clone()),
+            serving_threads::App {
+                router: router(state.clone()),
+                direct_post: state.options.audit.is_none().then(|| state.clone()),
+            },
             state.options.connection_limits,
             shutdown,
             on_stop,
