@@ -44,13 +44,7 @@ impl Config {
         if !self.composite_tool_refs.is_empty() {
             add("compositeToolRefs".to_owned());
         }
-        let code_mode_on = self
-            .code_mode
-            .as_ref()
-            .and_then(|c| c.get("enabled"))
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false);
-        if code_mode_on {
+        if self.code_mode.as_ref().is_some_and(|c| c.enabled) {
             add("codeMode".to_owned());
         }
         out

@@ -112,11 +112,8 @@ pub(crate) fn to_value(c: &Config) -> Value {
     if let Some(t) = &c.telemetry {
         out.put("telemetry", raw(&t.raw));
     }
-    let loose = [("codeMode", &c.code_mode)];
-    for (key, section) in loose {
-        if let Some(s) = section {
-            out.put(key, raw(s));
-        }
+    if let Some(m) = &c.code_mode {
+        out.put("codeMode", raw(&m.raw));
     }
     if let Some(a) = &c.audit {
         out.put("audit", raw(&a.raw));

@@ -462,3 +462,53 @@ fn the_local_embedder_needs_a_model_directory_and_no_service() {
     let keyword_only = ok(&format!("{ONE_STDIO}optimizer: {{}}\n"));
     assert!(!keyword_only.optimizer.unwrap().semantic());
 }
+
+#[test]
+fn code_mode_keys_default_as_toolhive_and_refuse_what_it_would_swallow() {
+    use std::time::Duration;
+    use vmcp_config::CodeModeConfig;
+    // Omitted and zero values take ToolHive's defaults (its Go fields are zero when omitted).
+    for block in [
+        "{enabled: true}",
+        "{enabled: true, stepLimit: 0, parallelMaxConcurrency: 0, toolCallTimeout: 0s}",
+    ] {
+        let c = ok(&format!("{ONE_STDIO}codeMode: {block}\n"));
+        let m = c.code_mode.as_ref().unwrap();
+        assert!(m.enabled);
+        assert_eq!(m.step_limit, CodeModeConfig::DEFAULT_STEP_LIMIT);
+        assert_eq!(m.parallel_max_concurrency, 10);
+        assert_eq!(m.tool_call_timeout, Duration::from_secs(30));
+    }
+    let c = ok(&format!(
+        "{ONE_STDIO}codeMode: {{enabled: true, stepLimit: 5000, parallelMaxConcurrency: 3, toolCallTimeout: 1m30s}}\n"
+    ));
+    let m = c.code_mode.as_ref().unwrap();
+    assert_eq!(
+        (
+            m.step_limit,
+            m.parallel_max_concurrency,
+            m.tool_call_timeout
+        ),
+        (5000, 3, Duration::from_secs(90))
+    );
+    // A block without `enabled: true` loads and does nothing.
+    assert!(
+        !ok(&format!("{ONE_STDIO}codeMode: {{stepLimit: 10}}\n"))
+            .code_mode
+            .unwrap()
+            .enabled
+    );
+
+    let yaml = format!(
+        "{ONE_STDIO}codeMode:\n  enabled: yes please\n  stepLimit: -5\n  parallelMaxConcurrency: many\n  toolCallTimeout: soon\n  stepLimits: 10\n"
+    );
+    error_at(&yaml, "codeMode.enabled", "");
+    error_at(&yaml, "codeMode.stepLimit", "non-negative integer");
+    error_at(
+        &yaml,
+        "codeMode.parallelMaxConcurrency",
+        "non-negative integer",
+    );
+    error_at(&yaml, "codeMode.toolCallTimeout", "");
+    error_at(&yaml, "codeMode.stepLimits", "did you mean \"stepLimit\"");
+}

@@ -10,6 +10,7 @@ mod aggregation;
 mod audit;
 mod auth;
 mod backend;
+mod code_mode;
 mod composite;
 mod operational;
 mod optimizer;
@@ -34,6 +35,7 @@ pub use auth::{
     OutgoingAuthConfig, OutgoingAuthSource, STRATEGY_TYPES,
 };
 pub use backend::{BackendConfig, BackendKind, Isolation, Transport};
+pub use code_mode::CodeModeConfig;
 pub use composite::{
     CompositeToolConfig, DEFAULT_STEP_TIMEOUT, DEFAULT_WORKFLOW_TIMEOUT, ElicitAction, ErrorAction,
     OnError, OutputConfig, OutputProperty, OutputType, StepConfig, StepKind,
@@ -86,8 +88,8 @@ pub struct Config {
     pub audit: Option<AuditConfig>,
     /// `optimizer` (parsed and validated; serving it is not implemented yet).
     pub optimizer: Option<OptimizerConfig>,
-    /// `codeMode`, kept as written (not supported yet when enabled).
-    pub code_mode: Option<RawSection>,
+    /// `codeMode` (parsed and validated; serving it is not implemented yet).
+    pub code_mode: Option<CodeModeConfig>,
     /// `sessionStorage`: `memory`, or Redis shared by replicas.
     pub session_storage: Option<SessionStorageConfig>,
     /// `rateLimiting`: token buckets, in memory (no Redis needed, unlike ToolHive).
@@ -244,7 +246,9 @@ pub(crate) fn decode(root: &Value, issues: &Issues) -> Config {
         optimizer: f
             .value("optimizer")
             .map(|(v, p)| optimizer::decode_optimizer(v, &p, issues)),
-        code_mode: f.raw("codeMode"),
+        code_mode: f
+            .value("codeMode")
+            .map(|(v, p)| code_mode::decode_code_mode(v, &p, issues)),
         session_storage,
         rate_limiting: f
             .value("rateLimiting")
