@@ -52,9 +52,20 @@ pub(crate) struct Cli {
     #[arg(long)]
     pub(crate) cold_runs: Option<usize>,
     /// A YAML file appended to every gateway config (top-level keys, e.g. an `audit` block), to
-    /// measure what a feature costs against the same run without it.
+    /// measure what a feature costs against the same run without it. `{scratch}` in it becomes
+    /// the run's scratch directory, `{otlp}` the address of an OTLP sink the harness starts.
+    /// Under --oidc its `incomingAuth.authz` is merged into the generated `incomingAuth`.
     #[arg(long)]
     pub(crate) config_extra: Option<PathBuf>,
+    /// Clients authenticate: the harness serves an OpenID provider on loopback, mints one
+    /// long-lived token, gives every gateway `incomingAuth` type oidc trusting it, and sends the
+    /// token on every request to a gateway (never to a backend directly).
+    #[arg(long)]
+    pub(crate) oidc: bool,
+    /// Gateways keep sessions (and rate-limit buckets) in a redis-server the harness starts
+    /// (`sessionStorage: redis`); skipped with a message when redis-server is not installed.
+    #[arg(long)]
+    pub(crate) redis: bool,
     /// Warm session creations (and tools/list walks) measured.
     #[arg(long)]
     pub(crate) iterations: Option<usize>,
@@ -200,5 +211,13 @@ mod tests {
         );
         assert_eq!(s.concurrency, vec![1, 8, 32]);
         assert_eq!(s.composite_concurrency, vec![1, 8]);
+    }
+
+    #[test]
+    fn production_flags_parse() {
+        let cli = Cli::parse_from(["vmcp-bench", "--oidc", "--redis"]);
+        assert!(cli.oidc && cli.redis);
+        let cli = Cli::parse_from(["vmcp-bench"]);
+        assert!(!cli.oidc && !cli.redis);
     }
 }

@@ -28,6 +28,8 @@ pub(crate) struct HttpConn {
     sender: SendRequest<Full<Bytes>>,
     host: HeaderValue,
     path: String,
+    /// `Bearer <token>` on every request, when this connection goes to a gateway under `--oidc`.
+    authorization: Option<HeaderValue>,
 }
 
 /// An HTTP answer, body read in full.
@@ -38,15 +40,26 @@ pub(crate) struct Reply {
 }
 
 impl HttpConn {
-    /// Connects to `url` (`http://host:port/path`); requests go to its path unless told otherwise.
+    /// Connects to `url` (`http://host:port/path`); requests go to its path unless told otherwise,
+    /// and carry the bearer token when `url` is a gateway's under `--oidc` ([`crate::bearer`]).
     ///
     /// # Errors
     /// When the TCP connection or the HTTP handshake fails.
     pub(crate) async fn connect(url: &str) -> anyhow::Result<HttpConn> {
-        let rest = url
-            .strip_prefix("http://")
-            .with_context(|| format!("not an http URL: {url}"))?;
-        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let authorization = crate::bearer::for_authority(authority_of(url)?);
+        HttpConn::connect_with(url, authorization).await
+    }
+
+    /// Connects to `url`; every request carries `authorization`, if any.
+    ///
+    /// # Errors
+    /// When the TCP connection or the HTTP handshake fails.
+    pub(crate) async fn connect_with(
+        url: &str,
+        authorization: Option<HeaderValue>,
+    ) -> anyhow::Result<HttpConn> {
+        let authority = authority_of(url)?;
+        let path = &url["http://".len() + authority.len()..];
         let stream = TcpStream::connect(authority)
             .await
             .with_context(|| format!("connecting to {authority}"))?;
@@ -59,7 +72,20 @@ impl HttpConn {
             sender,
             host: HeaderValue::from_str(authority)?,
             path: if path.is_empty() { "/" } else { path }.to_owned(),
+            authorization,
         })
+    }
+
+    /// The request head every request of this connection starts with.
+    fn request(&self, method: Method, path: Option<&str>) -> http::request::Builder {
+        let req = Request::builder()
+            .method(method)
+            .uri(path.unwrap_or(&self.path))
+            .header(header::HOST, &self.host);
+        match &self.authorization {
+            Some(value) => req.header(header::AUTHORIZATION, value),
+            None => req,
+        }
     }
 
     /// Sends one request to `path` (default: the connection's) and reads the whole answer.
@@ -73,10 +99,7 @@ impl HttpConn {
         headers: &[(&'static str, &HeaderValue)],
         body: Bytes,
     ) -> anyhow::Result<Reply> {
-        let mut req = Request::builder()
-            .method(method)
-            .uri(path.unwrap_or(&self.path))
-            .header(header::HOST, &self.host);
+        let mut req = self.request(method, path);
         for (name, value) in headers {
             req = req.header(*name, *value);
         }
@@ -294,10 +317,9 @@ impl McpSession {
     /// # Errors
     /// When the connection fails or the server does not open a stream (HTTP 200, SSE).
     pub(crate) async fn open_get_stream(&mut self) -> anyhow::Result<OpenStream> {
-        let mut req = Request::builder()
-            .method(Method::GET)
-            .uri(&self.conn.path)
-            .header(header::HOST, &self.conn.host)
+        let mut req = self
+            .conn
+            .request(Method::GET, None)
             .header(header::ACCEPT, "text/event-stream");
         for (name, value) in self.headers.iter().filter(|(k, _)| *k != header::ACCEPT) {
             req = req.header(*name, value);
@@ -340,6 +362,14 @@ impl McpSession {
 /// An open GET stream: closed when dropped.
 pub(crate) struct OpenStream {
     _response: hyper::Response<hyper::body::Incoming>,
+}
+
+/// `host:port` of `url` (`http://host:port/path`).
+fn authority_of(url: &str) -> anyhow::Result<&str> {
+    let rest = url
+        .strip_prefix("http://")
+        .with_context(|| format!("not an http URL: {url}"))?;
+    Ok(&rest[..rest.find('/').unwrap_or(rest.len())])
 }
 
 /// The JSON of an answer: the body itself, or the `data:` of a one-event SSE stream.

@@ -3,13 +3,18 @@
 //! tables plus a JSON file. See docs/benchmarks.md. Nothing here asserts timings: a run fails
 //! only when something breaks (a process does not start, a request errors).
 
+mod additions;
+mod bearer;
 mod cli;
+mod config_extra;
 mod http;
 mod load;
+mod oidc_provider;
 mod procfs;
 mod procs;
 mod report;
 mod scenarios;
+mod services;
 mod setup;
 mod stats;
 mod stdio;
@@ -47,15 +52,17 @@ async fn run(cli: &cli::Cli) -> anyhow::Result<bool> {
     if cfg!(debug_assertions) {
         eprintln!("warning: vmcp-bench is a debug build; use `cargo run --release -p vmcp-bench`");
     }
+    if let Some(why) = additions::redis_missing(cli) {
+        println!("{why}");
+        report::write_json(&cli.out, &json!({"skipped": why}))?;
+        return Ok(true);
+    }
     if !cli.no_build {
         procs::build_release()?;
     }
     let settings = cli.settings();
     let mut env = procs::Env::new(&procs::bin_dir(cli.bin_dir.as_deref()))?;
-    if let Some(path) = &cli.config_extra {
-        env.config_extra = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("--config-extra {}: {e}", path.display()))?;
-    }
+    let additions = additions::Additions::start(cli, &mut env).await?;
     let started = Instant::now();
     let mut findings = report::Findings::default();
     let mut sections = Map::new();
@@ -76,6 +83,9 @@ async fn run(cli: &cli::Cli) -> anyhow::Result<bool> {
     }
     let targets = findings.section();
     println!("{}", targets.markdown());
+    if let Some(line) = additions.summary() {
+        eprintln!("{line}");
+    }
     let errors = load::total_errors();
     if errors > 0 {
         eprintln!("{errors} requests failed during load runs (see the errors columns)");
@@ -94,6 +104,9 @@ async fn run(cli: &cli::Cli) -> anyhow::Result<bool> {
             "cold_runs": settings.cold_runs,
             "iterations": settings.iterations,
             "quick": settings.quick,
+            "oidc": cli.oidc,
+            "redis": cli.redis,
+            "config_extra": cli.config_extra,
         },
         "scenarios": Value::Object(sections),
         "targets": targets.json,
@@ -106,6 +119,7 @@ async fn run(cli: &cli::Cli) -> anyhow::Result<bool> {
         cli.out.display(),
         started.elapsed().as_secs_f64()
     );
+    drop(additions);
     if ok {
         env.clean();
     } else {

@@ -9,6 +9,8 @@ use anyhow::{Context, bail};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::bearer;
+
 /// How long a process gets to print its listening line.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a process gets to exit after SIGTERM before it is killed.
@@ -57,8 +59,13 @@ pub(crate) struct Env {
     pub(crate) fixture: PathBuf,
     /// Configs and process logs.
     pub(crate) scratch: PathBuf,
-    /// YAML appended to every gateway config (`--config-extra`), e.g. an `audit` block.
+    /// YAML appended to every gateway config: `--oidc`'s `incomingAuth` and `--config-extra`
+    /// (e.g. an `audit` block).
     pub(crate) config_extra: String,
+    /// `sessionStorage` of `--redis`, appended to every gateway config that has none of its own.
+    pub(crate) session_storage: String,
+    /// `--oidc`: every gateway must refuse a request without the bearer token.
+    pub(crate) requires_token: bool,
 }
 
 impl Env {
@@ -82,6 +89,8 @@ impl Env {
             fixture,
             scratch,
             config_extra: String::new(),
+            session_storage: String::new(),
+            requires_token: false,
         })
     }
 
@@ -101,23 +110,38 @@ impl Env {
             .args(extra);
         let mut proc = Proc::start(cmd, &self.scratch.join(format!("fixture-{name}.log"))).await?;
         proc.url.push_str("/mcp");
+        // A backend never gets the gateway's token, even on a port a stopped gateway used.
+        bearer::revoke(proc.authority());
         Ok(proc)
     }
 
-    /// Starts the gateway on `config` (a YAML text written to the scratch directory as `label`).
+    /// Starts the gateway on `config` (a YAML text written to the scratch directory as `label`)
+    /// plus what every gateway gets ([`Env::config_extra`], [`Env::session_storage`]); under
+    /// `--oidc`, checks it refuses a request without the token.
     ///
     /// # Errors
-    /// When it does not start.
+    /// When it does not start, or accepts a tokenless request under `--oidc`.
     pub(crate) async fn gateway(&self, label: &str, config: &str) -> anyhow::Result<Proc> {
         let path = self.scratch.join(format!("{label}.yaml"));
-        let config = format!("{config}{}", self.config_extra);
+        // Scenario 8 writes its own sessionStorage for the rows that compare it.
+        let storage = if config.contains("\nsessionStorage:") {
+            ""
+        } else {
+            &self.session_storage
+        };
+        let config = format!("{config}{storage}{}", self.config_extra);
         std::fs::write(&path, config).with_context(|| format!("writing {}", path.display()))?;
         let mut cmd = Command::new(&self.gateway);
         cmd.arg("serve")
             .arg("--config")
             .arg(&path)
             .args(["--port", "0"]);
-        Proc::start(cmd, &self.scratch.join(format!("gateway-{label}.log"))).await
+        let gateway = Proc::start(cmd, &self.scratch.join(format!("gateway-{label}.log"))).await?;
+        bearer::grant(gateway.authority());
+        if self.requires_token {
+            bearer::check_refuses_tokenless(&gateway.url).await?;
+        }
+        Ok(gateway)
     }
 
     /// Removes the scratch directory.
@@ -172,6 +196,7 @@ impl Proc {
 
     /// SIGTERM (so the gateway reaps its stdio children), then SIGKILL after a grace period.
     pub(crate) async fn stop(mut self) {
+        bearer::revoke(self.authority());
         let _ = Command::new("kill")
             .args(["-TERM", &self.pid.to_string()])
             .status()

@@ -44,9 +44,14 @@ pub(crate) fn gateway_config(backends: &[Backend<'_>]) -> String {
             }
         }
     }
-    // The benchmark opens thousands of sessions as one (anonymous) identity.
+    // The benchmark opens thousands of sessions as one identity (anonymous, or --oidc's user).
     yaml.push_str("server:\n  maxSessionsPerIdentity: 1000000\n");
     yaml
+}
+
+/// `sessionStorage` in the Redis at `127.0.0.1:port`, as top-level YAML.
+pub(crate) fn redis_session_storage(port: u16) -> String {
+    format!("sessionStorage:\n  provider: redis\n  address: \"127.0.0.1:{port}\"\n")
 }
 
 /// Fixtures plus the gateway in front of them.

@@ -11,17 +11,19 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use bytes::Bytes;
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
+use crate::bearer;
 use crate::cli::Settings;
 use crate::http::{Edge, HttpConn, McpSession};
 use crate::load::{self, Conn, Outcome, Plan, Template, Watched};
 use crate::procs::{Env, Proc};
 use crate::report::{Section, ratio};
-use crate::setup::{Backend, gateway_config, wait_ready};
+use crate::services::{Aux, free_port, installed, redis, wait_port};
+use crate::setup::{Backend, gateway_config, redis_session_storage, wait_ready};
 use crate::stats::{Latency, fmt};
 
 const HEADER: &[&str] = &[
@@ -39,62 +41,6 @@ const HEADER: &[&str] = &[
 
 /// Labels of the watched gateways (the load runner wants static labels).
 const GATEWAYS: [&str; 3] = ["gateway 1", "gateway 2", "gateway 3"];
-
-/// A helper process (redis-server, haproxy) on a loopback port; killed on drop.
-struct Aux {
-    _child: Child,
-    port: u16,
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
-
-fn installed(program: &str) -> bool {
-    std::process::Command::new(program)
-        .arg(if program == "haproxy" {
-            "-v"
-        } else {
-            "--version"
-        })
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-async fn wait_port(port: u16, what: &str) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        if Instant::now() > deadline {
-            bail!("{what} did not listen on {port}");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    Ok(())
-}
-
-async fn redis() -> anyhow::Result<Aux> {
-    let port = free_port()?;
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .context("starting redis-server")?;
-    wait_port(port, "redis-server").await?;
-    Ok(Aux {
-        _child: child,
-        port,
-    })
-}
 
 /// HAProxy balancing every request round robin over `servers` (`host:port`).
 async fn haproxy(scratch: &Path, label: &str, servers: &[&str]) -> anyhow::Result<Aux> {
@@ -117,10 +63,9 @@ async fn haproxy(scratch: &Path, label: &str, servers: &[&str]) -> anyhow::Resul
         .spawn()
         .context("starting haproxy")?;
     wait_port(port, "haproxy").await?;
-    Ok(Aux {
-        _child: child,
-        port,
-    })
+    // What goes through it goes to gateways: it carries their bearer token too (under --oidc).
+    bearer::grant(&format!("127.0.0.1:{port}"));
+    Ok(Aux::new(child, port))
 }
 
 /// Calls of each command Redis has run so far (`INFO commandstats`), without INFO itself.
@@ -191,10 +136,7 @@ pub(crate) async fn run(env: &Env, s: &Settings) -> anyhow::Result<Section> {
         url: &fixture.url,
     }];
     let memory = gateway_config(&fx);
-    let shared = format!(
-        "{memory}sessionStorage:\n  provider: redis\n  address: \"127.0.0.1:{}\"\n",
-        store.port
-    );
+    let shared = format!("{memory}{}", redis_session_storage(store.port));
     let mut paths = vec![Topology {
         label: "backend directly (no gateway)",
         url: fixture.url.clone(),
@@ -305,6 +247,13 @@ pub(crate) async fn run(env: &Env, s: &Settings) -> anyhow::Result<Section> {
 
     let descriptors = descriptors(env, s, &store).await?;
     section.notes.push(descriptors.0);
+    if !env.session_storage.is_empty() {
+        section.notes.push(
+            "--redis: the gateways of the rows labelled memory sessions keep their sessions in \
+             the harness's Redis too (only the direct backend row is unchanged)."
+                .to_owned(),
+        );
+    }
     section.notes.push(
         "Round robin is per request: consecutive requests of one session land on different \
          replicas. CPU/req sums every gateway's CPU (not HAProxy's or Redis's). p50 ratio is \
@@ -408,9 +357,9 @@ async fn descriptors(env: &Env, s: &Settings, store: &Aux) -> anyhow::Result<(St
         .map(|(f, name)| Backend::Http { name, url: &f.url })
         .collect();
     let config = format!(
-        "{}  maxSessions: 20000\nsessionStorage:\n  provider: redis\n  address: \"127.0.0.1:{}\"\n",
+        "{}  maxSessions: 20000\n{}",
         gateway_config(&backends),
-        store.port
+        redis_session_storage(store.port)
     );
     let mut gateways = Vec::new();
     for i in 0..3 {

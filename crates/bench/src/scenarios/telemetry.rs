@@ -3,21 +3,16 @@
 //! on (`/metrics`), traces sampled at 10% (to an OTLP sink), and both. Runs are interleaved
 //! (`--repeat`), figures are medians, and each mode is shown as a ratio against off.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 
 use crate::cli::Settings;
 use crate::http::Edge;
 use crate::load::{self, Conn, Outcome, Plan, Template, Watched};
 use crate::procs::{Env, Proc};
 use crate::report::{Section, ratio};
+use crate::services::OtlpSink;
 use crate::setup::{Backend, gateway_config, wait_ready};
 use crate::stats::fmt;
 
@@ -50,29 +45,10 @@ const MODES: &[(&str, &str)] = &[
     ),
 ];
 
-/// An OTLP/HTTP endpoint that accepts and drops everything, on `127.0.0.1:0`.
-async fn otlp_sink() -> anyhow::Result<(String, tokio::task::JoinHandle<()>)> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let task = tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let service = service_fn(|_req| async {
-                    Ok::<_, Infallible>(hyper::Response::new(Full::new(Bytes::new())))
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    Ok((addr.to_string(), task))
-}
-
 /// Scenario 7.
 pub(crate) async fn run(env: &Env, s: &Settings) -> anyhow::Result<Section> {
     let fixture = env.fixture_http("fx", 0, &[]).await?;
-    let (sink, sink_task) = otlp_sink().await?;
+    let sink = OtlpSink::start().await?;
     let mut gateways: Vec<(&str, Proc)> = Vec::new();
     for (label, extra) in MODES {
         let config = format!(
@@ -81,7 +57,7 @@ pub(crate) async fn run(env: &Env, s: &Settings) -> anyhow::Result<Section> {
                 name: "fx",
                 url: &fixture.url,
             }]),
-            extra.replace("{otlp}", &sink)
+            extra.replace("{otlp}", &sink.address)
         );
         let gw = env
             .gateway(
@@ -149,7 +125,7 @@ pub(crate) async fn run(env: &Env, s: &Settings) -> anyhow::Result<Section> {
         gw.stop().await;
     }
     fixture.stop().await;
-    sink_task.abort();
+    drop(sink);
     Ok(section)
 }
 
