@@ -58,6 +58,10 @@ pub enum EventType {
     StepFailed,
     /// A workflow step was skipped.
     StepSkipped,
+    /// A backend served a definition that differs from its pin (`toolPinning`).
+    DefinitionChanged,
+    /// A changed definition was approved.
+    DefinitionApproved,
 }
 
 impl EventType {
@@ -107,11 +111,13 @@ impl EventType {
             Self::StepCompleted => "vmcp_workflow_step_completed",
             Self::StepFailed => "vmcp_workflow_step_failed",
             Self::StepSkipped => "vmcp_workflow_step_skipped",
+            Self::DefinitionChanged => "vmcp_definition_changed",
+            Self::DefinitionApproved => "vmcp_definition_approved",
         }
     }
 
     /// Every type written.
-    pub const ALL: [EventType; 23] = [
+    pub const ALL: [EventType; 25] = [
         Self::Initialize,
         Self::ToolCall,
         Self::ToolsList,
@@ -135,6 +141,8 @@ impl EventType {
         Self::StepCompleted,
         Self::StepFailed,
         Self::StepSkipped,
+        Self::DefinitionChanged,
+        Self::DefinitionApproved,
     ];
 }
 

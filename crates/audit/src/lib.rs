@@ -8,6 +8,7 @@
 //! recorded, and with `open` nothing waits on the disk.
 
 mod event;
+mod pins;
 mod scrub;
 mod sink;
 mod workflow;
@@ -21,6 +22,7 @@ use tokio::sync::mpsc::OwnedPermit;
 use vmcp_auth::OutgoingAuth;
 
 pub use event::{EventType, HttpEvent, Outcome};
+pub use pins::PinEvent;
 pub use scrub::{REDACTED, Redactor, Scrubber};
 use sink::Sink;
 pub use workflow::WorkflowEvent;
@@ -192,6 +194,19 @@ impl Auditor {
             return;
         }
         let line = workflow::line(event, &self.settings, &self.scrub);
+        match self.sink.try_reserve() {
+            Some(permit) => self.sink.send(permit, line),
+            None => self.sink.count_dropped(),
+        }
+    }
+
+    /// Writes the line of a definition-pinning event, unless its type is filtered out (best
+    /// effort: it belongs to no request).
+    pub fn emit_pin(&self, event: &PinEvent<'_>) {
+        if !self.wants(event.kind) {
+            return;
+        }
+        let line = pins::line(event, &self.settings);
         match self.sink.try_reserve() {
             Some(permit) => self.sink.send(permit, line),
             None => self.sink.count_dropped(),

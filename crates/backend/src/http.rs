@@ -15,7 +15,7 @@ use crate::{
     connection::Connection,
     error::{BackendError, describe},
     handshake::{self, ServerInfo},
-    inbound::{Channel, Inbound},
+    inbound::{Channel, Inbound, Notice},
     sink::CallSink,
 };
 
@@ -340,6 +340,8 @@ impl HttpConnection {
                     // and send it again (it cannot have run).
                     tracing::info!(backend = %self.backend, "backend session expired; re-initialising");
                     self.forget(&session);
+                    // Usually the backend restarted: what it serves may have changed too.
+                    self.inbound.routes.announce(Notice::Restarted);
                     retried = true;
                 }
                 Outcome::SessionGone => {

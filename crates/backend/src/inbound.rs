@@ -32,6 +32,9 @@ pub enum Notice {
     ResourceUpdated(Value),
     /// The backend's health changed whether it is advertised: withdrawn (`false`) or back.
     Advertised(bool),
+    /// The backend restarted (a stdio process respawned, an HTTP backend forgot our session):
+    /// what it serves may have changed with its code.
+    Restarted,
 }
 
 /// Routing state shared by all connections of one backend.

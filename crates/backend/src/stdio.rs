@@ -16,7 +16,7 @@ use crate::{
     connection::Connection,
     error::BackendError,
     handshake::{self, ServerInfo},
-    inbound::{Channel, Inbound},
+    inbound::{Channel, Inbound, Notice},
     pending::Pending,
     sink::CallSink,
 };
@@ -268,6 +268,8 @@ impl Supervisor {
     async fn run(mut self) {
         let mut backoff = FIRST_BACKOFF;
         let mut crashes: u32 = 0;
+        // Whether a process ran before this one (its successor may serve other definitions).
+        let mut restarted = false;
         loop {
             if *self.stop.borrow() {
                 break;
@@ -279,6 +281,10 @@ impl Supervisor {
                     tracing::info!(backend = %self.backend, pid = ?proc.pid, "stdio backend started");
                     let pending = proc.pending.clone();
                     let _ = self.state.send(State::Ready(proc.clone()));
+                    if restarted {
+                        self.inbound.routes.announce(Notice::Restarted);
+                    }
+                    restarted = true;
                     let stopped = tokio::select! {
                         status = child.wait() => {
                             let why = match status {

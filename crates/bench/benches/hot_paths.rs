@@ -95,6 +95,73 @@ fn routing(c: &mut Criterion) {
     c.bench_function("route/catalog_build_10x101", |b| b.iter(catalog));
 }
 
+/// 50 backends of 100 tools each with a realistic schema (5,000 tools), as `toolPinning` screens
+/// them on every catalog refresh.
+fn pinned_catalog() -> Vec<BackendCapabilities> {
+    (0..50)
+        .map(|b| BackendCapabilities {
+            backend: format!("b{b}"),
+            tools: (0..100)
+                .map(|i| json!({
+                    "name": format!("tool_{i}"),
+                    "description": format!("Tool {i} of backend {b}: reads the given path and returns its text, with metadata."),
+                    "inputSchema": {"type": "object", "properties": {
+                        "path": {"type": "string", "description": "Where to read"},
+                        "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+                        "mode": {"enum": ["text", "binary"]}},
+                        "required": ["path"], "additionalProperties": false},
+                    "annotations": {"readOnlyHint": true, "openWorldHint": false},
+                }))
+                .collect(),
+            ..Default::default()
+        })
+        .collect()
+}
+
+fn pins(c: &mut Criterion) {
+    use vmcp_core::pins::{PinBook, PinKind, fingerprint, model_view, screen};
+    let caps = pinned_catalog();
+    let one = &caps[0].tools[0];
+    c.bench_function("pins/fingerprint_one_tool", |b| {
+        b.iter(|| fingerprint(&model_view(PinKind::Tool, black_box(one))));
+    });
+    let mut book = PinBook::default();
+    let _ = screen(&mut book, &mut caps.clone(), true, "t0");
+    assert_eq!(
+        book.all_pins().count(),
+        5000,
+        "every tool pinned on first sight"
+    );
+    c.bench_function("pins/screen_5000_unchanged", |b| {
+        b.iter_batched(
+            || caps.clone(),
+            // Returned, so criterion drops them outside the measurement.
+            |mut fresh| {
+                let changed = screen(&mut book, &mut fresh, true, "t1").changed;
+                (fresh, changed)
+            },
+            criterion::BatchSize::LargeInput,
+        );
+    });
+    c.bench_function("pins/first_sight_5000", |b| {
+        b.iter_batched(
+            || (PinBook::default(), caps.clone()),
+            |(mut empty, mut fresh)| {
+                let changed = screen(&mut empty, &mut fresh, true, "t0").changed;
+                (empty, fresh, changed)
+            },
+            criterion::BatchSize::LargeInput,
+        );
+    });
+    c.bench_function("pins/catalog_build_5000 (for scale)", |b| {
+        b.iter_batched(
+            || caps.clone(),
+            |fresh| Catalog::build(&AggregationPolicy::default(), fresh, Vec::new()),
+            criterion::BatchSize::LargeInput,
+        );
+    });
+}
+
 fn envelopes(c: &mut Criterion) {
     let cat = catalog();
     let result = json!({"content": [{"type": "text", "text": "hello"}], "isError": false});
@@ -182,6 +249,7 @@ criterion_group!(
     benches,
     classify,
     routing,
+    pins,
     envelopes,
     meta_strip,
     cursors,

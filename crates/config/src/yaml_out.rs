@@ -115,6 +115,9 @@ pub(crate) fn to_value(c: &Config) -> Value {
     if let Some(m) = &c.code_mode {
         out.put("codeMode", raw(&m.raw));
     }
+    if let Some(p) = &c.tool_pinning {
+        out.put("toolPinning", raw(&p.raw));
+    }
     if let Some(a) = &c.audit {
         out.put("audit", raw(&a.raw));
     }

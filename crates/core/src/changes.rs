@@ -30,6 +30,9 @@ pub enum GatewayNotice {
 /// The dirty "kind" of a backend whose health withdrew it or brought it back.
 const AVAILABILITY: &str = "availability";
 
+/// The dirty "kind" (of no backend) when the pin file changed: re-screen the last answers.
+const PINS: &str = "pins";
+
 /// (backend, kind) pairs waiting to be re-derived, and the worker's wake-up.
 #[derive(Default)]
 pub(crate) struct Dirty {
@@ -97,6 +100,38 @@ impl Gateway {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(worker);
+        if self.opts().pinning.is_some() {
+            self.watch_pins();
+        }
+    }
+
+    /// Polls the pin file for approvals made elsewhere, so they apply within seconds
+    /// (`toolPinning` is fixed while serving, so this starts only when it is on).
+    fn watch_pins(self: &Arc<Self>) {
+        let gw = Arc::downgrade(self);
+        let dirty = self.dirty.clone();
+        let poller = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(crate::pins::WATCH_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(pinning) = gw.upgrade().map(|g| g.opts().pinning.clone()) else {
+                    break;
+                };
+                let Some(pinning) = pinning else { continue };
+                match tokio::task::spawn_blocking(move || pinning.reload_if_changed()).await {
+                    Ok(Ok(true)) => dirty.mark([(String::new(), PINS)]),
+                    Ok(Ok(false)) | Err(_) => {}
+                    Ok(Err(e)) => {
+                        tracing::error!(error = %e, "the pin file changed and cannot be read; keeping the pins in memory");
+                    }
+                }
+            }
+        });
+        self.watchers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(poller);
     }
 
     /// Listens to one backend's announcements (until [`Gateway::forget`] stops it).
@@ -112,7 +147,11 @@ impl Gateway {
                     Ok(Notice::ResourceUpdated(params)) => {
                         let _ = notices.send(GatewayNotice::ResourceUpdated(params));
                     }
-                    Ok(Notice::Advertised(_)) => dirty.mark([(id.clone(), AVAILABILITY)]),
+                    // A restart is re-listed like a return (debounced the same way, so a
+                    // backend that restarts in a loop cannot storm sessions).
+                    Ok(Notice::Advertised(_) | Notice::Restarted) => {
+                        dirty.mark([(id.clone(), AVAILABILITY)]);
+                    }
                     // Missed notices under a flood: re-derive everything of this backend.
                     Err(broadcast::error::RecvError::Lagged(_)) => dirty.mark(
                         ["tools", "resources", "prompts", AVAILABILITY].map(|k| (id.clone(), k)),

@@ -73,6 +73,8 @@ pub struct GatewayOptions {
     /// Where replicas record used `requestState`s so each is used once across all of them
     /// (Redis, with the key prefix), when they share one.
     pub used_states: Option<(Arc<vmcp_redis::Client>, String)>,
+    /// Definition pinning (`toolPinning`), when on.
+    pub pinning: Option<Arc<crate::pins::Pinning>>,
 }
 
 impl Default for GatewayOptions {
@@ -87,6 +89,7 @@ impl Default for GatewayOptions {
             rate_limiter: None,
             health_debounce: Duration::from_secs(5),
             used_states: None,
+            pinning: None,
         }
     }
 }
@@ -360,9 +363,14 @@ impl Gateway {
     /// is kept, not shown).
     pub(crate) fn build(
         &self,
-        caps: Vec<BackendCapabilities>,
+        mut caps: Vec<BackendCapabilities>,
         failed: Vec<(String, String)>,
     ) -> Result<Catalog, CoreError> {
+        if let Some(pinning) = &self.opts().pinning
+            && pinning.screen(&mut caps)
+        {
+            pinning.persist_in_background();
+        }
         let withdrawn: std::collections::HashSet<&str> = caps
             .iter()
             .filter(|c| !self.backend(&c.backend).is_ok_and(|b| b.is_advertised()))
@@ -387,6 +395,11 @@ impl Gateway {
             catalog.note_relists(&relists);
         }
         Ok(catalog)
+    }
+
+    /// The pinning in force, if `toolPinning` is on.
+    pub fn pinning(&self) -> Option<Arc<crate::pins::Pinning>> {
+        self.opts().pinning.clone()
     }
 
     /// Stores a freshly built catalog as the current one.

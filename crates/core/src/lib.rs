@@ -15,6 +15,7 @@ mod error;
 mod gateway;
 mod health;
 mod optimizer;
+pub mod pins;
 mod policy;
 mod prompts;
 mod rate_limit;

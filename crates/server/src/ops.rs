@@ -92,6 +92,13 @@ fn status_value(state: &AppState) -> Value {
     if let Some(a) = &state.options.audit {
         body["audit"] = a.status();
     }
+    if let Some(p) = state.gateway.pinning() {
+        body["toolPinning"] = json!({
+            "mode": if p.enforces() { "enforce" } else { "warn" },
+            "store": p.file().path().display().to_string(),
+            "pending": vmcp_core::pins::pending_report(&p.book()),
+        });
+    }
     // Which replica answered, and whether it reaches the sessions it shares with the others.
     if let Some(shared) = &state.shared {
         body["sessionStorage"] = json!({

@@ -117,6 +117,9 @@ pub(crate) fn render(status: &Value) -> String {
         summary = summary(status, backends),
     );
     page.push_str(&table(backends));
+    if let Some(pinning) = status.get("toolPinning") {
+        page.push_str(&pins(pinning));
+    }
     page.push_str(
         "<p class=\"foot\">Refreshes every 10 s. The same status as JSON: \
          <code>curl /status</code>.</p>\n</body>\n</html>\n",
@@ -218,6 +221,62 @@ fn table(backends: &[Value]) -> String {
     out
 }
 
+/// Definitions awaiting approval (`toolPinning`), each with what changed.
+fn pins(pinning: &Value) -> String {
+    let enforce = pinning.get("mode").and_then(Value::as_str) == Some("enforce");
+    let pending = pinning
+        .get("pending")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let mut out = format!(
+        "<h2>Definition pins</h2>\n<p>Mode <b>{}</b>, pins in <code>{}</code>: ",
+        text(pinning.get("mode")),
+        text(pinning.get("store"))
+    );
+    if pending.is_empty() {
+        out.push_str("every definition served matches its pin.</p>\n");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{} {} {}. Review with <code>vmcp tools diff</code>, accept with \
+         <code>vmcp tools approve</code>.</p>",
+        pending.len(),
+        plural(Some(pending.len() as u64), "definition"),
+        if enforce {
+            "withheld until approved"
+        } else {
+            "changed (still served: mode warn)"
+        }
+    );
+    out.push_str(
+        "<table class=\"pins\">\n<thead><tr><th>Backend</th><th>Kind</th><th>Name</th>\
+                  <th>Why</th><th>Since</th><th>What changed</th></tr></thead>\n<tbody>\n",
+    );
+    for p in pending {
+        let lines: Vec<String> = p
+            .get("diff")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .map(|l| escape(l.as_str().unwrap_or_default()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"name\">{}</td><td>{}</td><td class=\"name\">{}</td><td>{}</td>\
+             <td class=\"time\">{}</td><td><pre>{}</pre></td></tr>",
+            text(p.get("backend")),
+            text(p.get("kind")),
+            text(p.get("name")),
+            text(p.get("reason")),
+            time(p.get("firstSeen")),
+            lines.join("\n"),
+        );
+    }
+    out.push_str("</tbody>\n</table>\n");
+    out
+}
+
 /// `value` as escaped text: "—" when absent, null or empty; lists joined with commas; objects
 /// as compact JSON.
 fn text(value: Option<&Value>) -> String {
@@ -285,7 +344,9 @@ td.error{min-width:220px;overflow-wrap:break-word;color:#7a0000}\
 .unhealthy{background:#ffd0d0;color:#7a0000}\
 .unauthenticated{background:#e4d6ff;color:#3d1a78}\
 .unknown{background:#e4e4e4;color:#333}\
-.foot{margin-top:20px;font-size:16px;color:#555}";
+.foot{margin-top:20px;font-size:16px;color:#555}\
+h2{font-size:24px;margin:24px 0 8px}\
+table.pins pre{margin:0;white-space:pre-wrap;overflow-wrap:anywhere;font-size:15px}";
 
 #[cfg(test)]
 mod tests;

@@ -72,6 +72,28 @@ pub fn catalog_size(kind: &'static str, n: u64) {
     }
 }
 
+/// A definition that differs from its pin was seen (`vmcp_pin_findings_total{kind,reason,
+/// withheld}`), counted once per distinct definition.
+pub fn pin_finding(kind: &'static str, reason: &'static str, withheld: bool) {
+    if let Some(m) = metrics() {
+        m.pin_findings.add(
+            1,
+            &[
+                KeyValue::new("kind", kind),
+                KeyValue::new("reason", reason),
+                KeyValue::new("withheld", withheld),
+            ],
+        );
+    }
+}
+
+/// `n` definitions await approval (`vmcp_pins_pending`).
+pub fn pins_pending(n: u64) {
+    if let Some(m) = metrics() {
+        m.pins_pending.record(n, &[]);
+    }
+}
+
 /// `n` backends are configured (ToolHive's `toolhive_vmcp_backends_discovered`).
 pub fn backends_discovered(n: u64) {
     if let Some(m) = metrics() {

@@ -36,6 +36,8 @@ pub(crate) struct Instruments {
     pub(crate) rate_limit_fail_open: Counter<u64>,
     pub(crate) cache_lookups: Counter<u64>,
     pub(crate) catalog_size: Gauge<u64>,
+    pub(crate) pin_findings: Counter<u64>,
+    pub(crate) pins_pending: Gauge<u64>,
     // Composite tools.
     pub(crate) workflow_executions: Counter<u64>,
     pub(crate) workflow_errors: Counter<u64>,
@@ -139,6 +141,15 @@ impl Instruments {
             catalog_size: m
                 .u64_gauge("vmcp_catalog_size")
                 .with_description("Capabilities in the aggregated catalog, by kind")
+                .build(),
+            pin_findings: counter(
+                m,
+                "vmcp_pin_findings",
+                "Definitions seen that differ from their pin, by kind, reason and whether withheld",
+            ),
+            pins_pending: m
+                .u64_gauge("vmcp_pins_pending")
+                .with_description("Definitions awaiting approval (withheld when enforcing)")
                 .build(),
             workflow_executions: counter(
                 m,

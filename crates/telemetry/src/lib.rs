@@ -32,7 +32,7 @@
 //!   (`toolhive_rate_limit_redis_errors_total`, and `toolhive_rate_limit_fail_open_total` when let through);
 //! - [`cache_lookup`]`(cache, hit)`, [`catalog_size`]`(kind, n)`, [`backends_discovered`]`(n)`,
 //!   [`session_opened`] / [`session_closed`], [`workflow_finished`], [`find_tool_finished`],
-//!   [`optimizer_call_tool_finished`].
+//!   [`optimizer_call_tool_finished`], [`pin_finding`], [`pins_pending`].
 //!
 //! ```
 //! // Before install (or without a telemetry section) these do nothing.
@@ -64,8 +64,8 @@ use vmcp_config::TelemetryConfig;
 
 pub use events::{
     backends_discovered, cache_lookup, catalog_size, find_tool_finished, health_transition,
-    optimizer_call_tool_finished, rate_limit_decision, rate_limit_store_error, session_closed,
-    session_opened, workflow_finished,
+    optimizer_call_tool_finished, pin_finding, pins_pending, rate_limit_decision,
+    rate_limit_store_error, session_closed, session_opened, workflow_finished,
 };
 pub use format::Format;
 pub use trace::{BackendCall, Outcome, ServerRequest, remote_parent, with_trace_meta, within};

@@ -47,8 +47,39 @@ pub(crate) enum Command {
     /// Authorization tools.
     #[command(subcommand)]
     Authz(AuthzCommand),
+    /// Review and approve definitions that changed since they were pinned (`toolPinning`).
+    #[command(subcommand)]
+    Tools(ToolsCommand),
     /// Print the version.
     Version,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct PinsConfig {
+    /// The config file (its pin file is `toolPinning.store`, or `<stem>.pins.json` beside it).
+    #[arg(long)]
+    pub(crate) config: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum ToolsCommand {
+    /// Show each definition awaiting approval and what changed (exit 1 when there is any).
+    Diff(PinsConfig),
+    /// Accept a backend's pending definition named NAME (or all of them with --all).
+    Approve {
+        #[command(flatten)]
+        pins: PinsConfig,
+        /// The backend, as named in the config.
+        backend: String,
+        /// The tool, prompt or resource template (as the backend names it).
+        #[arg(required_unless_present = "all")]
+        name: Option<String>,
+        /// Every pending definition of the backend.
+        #[arg(long, conflicts_with = "name")]
+        all: bool,
+    },
+    /// Discover every backend now and record what it serves as approved.
+    Pin(PinsConfig),
 }
 
 #[derive(Subcommand, Debug)]

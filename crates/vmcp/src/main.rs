@@ -7,6 +7,7 @@ mod cli;
 mod embedder;
 mod logging;
 mod open_files;
+mod pins;
 mod reload;
 mod serve;
 mod state_key;
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
         Command::Validate { config } => validate(&config),
         Command::Init { from_mcp_json } => init(from_mcp_json.as_deref()),
         Command::Authz(cli::AuthzCommand::Check(args)) => authz::check(&args),
+        Command::Tools(args) => pins::run(args),
         Command::Version => {
             println!("vmcp {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS

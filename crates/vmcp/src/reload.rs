@@ -114,6 +114,7 @@ impl Reloader<'_> {
         // The audit trail is not reloaded; rate-limit buckets keep their state unless the limits
         // themselves changed.
         options.workflow_observer = current.workflow_observer.clone();
+        options.pinning = current.pinning.clone();
         if config.rate_limiting == self.running.rate_limiting {
             options.rate_limiter = current.rate_limiter.clone();
         }
@@ -159,6 +160,7 @@ fn live_part(running: &Config, mut loaded: Config) -> (Config, Vec<&'static str>
     fixed!(audit, "audit");
     fixed!(session_storage, "sessionStorage");
     fixed!(passthrough_headers, "passthroughHeaders");
+    fixed!(tool_pinning, "toolPinning");
     // Who clients are is fixed; what they may do (authz) reloads.
     let mut auth = loaded.incoming_auth.clone();
     auth.authz = running.incoming_auth.authz.clone();

@@ -72,6 +72,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(a) = &auditor {
         options.workflow_observer = Some(Arc::new(crate::audit::WorkflowAudit(a.clone())));
     }
+    options.pinning = crate::pins::pinning(&config, &args.config, auditor.as_ref())?;
     let gateway = Arc::new(Gateway::new(backends, options));
     gateway.watch();
     let fh = &config.operational.failure_handling;

@@ -18,6 +18,7 @@ mod rate_limit;
 mod server;
 mod session_storage;
 mod telemetry;
+mod tool_pinning;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -52,6 +53,7 @@ pub use session_storage::{
     SessionStorageConfig,
 };
 pub use telemetry::{DEFAULT_SAMPLING_RATE, TelemetryConfig};
+pub use tool_pinning::{PinMode, ToolPinningConfig};
 
 use crate::error::{Issues, KeyPath};
 use crate::reader::{Fields, seq};
@@ -90,6 +92,8 @@ pub struct Config {
     pub optimizer: Option<OptimizerConfig>,
     /// `codeMode` (parsed and validated; serving it is not implemented yet).
     pub code_mode: Option<CodeModeConfig>,
+    /// `toolPinning`: fingerprints of served definitions, and what a change does (vmcp's key).
+    pub tool_pinning: Option<ToolPinningConfig>,
     /// `sessionStorage`: `memory`, or Redis shared by replicas.
     pub session_storage: Option<SessionStorageConfig>,
     /// `rateLimiting`: token buckets, in memory (no Redis needed, unlike ToolHive).
@@ -117,6 +121,7 @@ impl Default for Config {
             audit: None,
             optimizer: None,
             code_mode: None,
+            tool_pinning: None,
             session_storage: None,
             rate_limiting: None,
             passthrough_headers: Vec::new(),
@@ -249,6 +254,9 @@ pub(crate) fn decode(root: &Value, issues: &Issues) -> Config {
         code_mode: f
             .value("codeMode")
             .map(|(v, p)| code_mode::decode_code_mode(v, &p, issues)),
+        tool_pinning: f
+            .value("toolPinning")
+            .map(|(v, p)| tool_pinning::decode_tool_pinning(v, &p, issues)),
         session_storage,
         rate_limiting: f
             .value("rateLimiting")

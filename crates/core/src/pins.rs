@@ -1,0 +1,227 @@
+//! Definition pinning (`toolPinning`): a backend that changes a tool, prompt or resource
+//! template after it was first served — a "rug pull": a poisoned description, a widened schema,
+//! a tool renamed into another's place — is caught on the next discovery. `warn` reports it;
+//! `enforce` withholds the changed item (not listed, called as an unknown tool) until someone
+//! approves it with `vmcp tools approve`, which a running gateway picks up from the pin file.
+
+mod book;
+mod diff;
+mod screen;
+mod store;
+#[cfg(test)]
+mod tests;
+mod view;
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+pub use book::{Approval, BOOK_VERSION, MAX_APPROVALS, Pending, Pin, PinBook, Reason, Shelf};
+pub use diff::{PendingReport, diff, pending_report};
+pub use screen::{Finding, Screened, screen};
+pub use store::{Locked, PinFile, Stamp};
+pub use view::{PinKind, fingerprint, model_view};
+
+use crate::discover::BackendCapabilities;
+
+/// How often a running gateway looks for another writer's change to the pin file.
+pub const WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Now, as the pin file records times (RFC 3339, seconds).
+pub fn now() -> String {
+    vmcp_proto::time::rfc3339(SystemTime::now())
+}
+
+/// Sees what pinning finds and what is approved (the audit trail).
+pub trait PinObserver: Send + Sync {
+    /// A definition that differs from its pin was seen (once per distinct definition).
+    fn finding(&self, finding: &Finding, enforced: bool);
+    /// An approval made elsewhere (`vmcp tools approve`) was picked up.
+    fn approval(&self, approval: &Approval);
+}
+
+/// A gateway's pinning: the mode, the book and where it is kept.
+pub struct Pinning {
+    enforce: bool,
+    file: PinFile,
+    book: Mutex<PinBook>,
+    /// The file's version this book was read from or written as.
+    stamp: Mutex<Option<Stamp>>,
+    /// The latest screening's findings.
+    findings: Mutex<Vec<Finding>>,
+    /// Findings already reported (backend, kind, name, fingerprint), so each is logged once.
+    reported: Mutex<HashSet<(String, PinKind, String, String)>>,
+    observer: Option<std::sync::Arc<dyn PinObserver>>,
+}
+
+impl Pinning {
+    /// Pinning in `enforce` (else `warn`) mode, kept in `file`.
+    ///
+    /// # Errors
+    /// The file exists and cannot be read as a pin book.
+    pub fn open(
+        enforce: bool,
+        file: PinFile,
+        observer: Option<std::sync::Arc<dyn PinObserver>>,
+    ) -> Result<Self, String> {
+        let stamp = file.stamp();
+        let book = file.read()?;
+        Ok(Self {
+            enforce,
+            file,
+            book: Mutex::new(book),
+            stamp: Mutex::new(stamp),
+            findings: Mutex::new(Vec::new()),
+            reported: Mutex::new(HashSet::new()),
+            observer,
+        })
+    }
+
+    /// Whether changed definitions are withheld.
+    pub fn enforces(&self) -> bool {
+        self.enforce
+    }
+
+    /// The pin file.
+    pub fn file(&self) -> &PinFile {
+        &self.file
+    }
+
+    /// A copy of the book as this gateway has it.
+    pub fn book(&self) -> PinBook {
+        lock(&self.book).clone()
+    }
+
+    /// The latest screening's findings.
+    pub fn findings(&self) -> Vec<Finding> {
+        lock(&self.findings).clone()
+    }
+
+    /// Screens a discovery's answers (see [`screen`]); reports new findings; returns whether
+    /// the book changed and must be written.
+    pub(crate) fn screen(&self, caps: &mut [BackendCapabilities]) -> bool {
+        let now = now();
+        let screened = screen(&mut lock(&self.book), caps, self.enforce, &now);
+        {
+            let mut reported = lock(&self.reported);
+            for f in &screened.findings {
+                let key = (
+                    f.backend.clone(),
+                    f.kind,
+                    f.name.clone(),
+                    f.fingerprint.clone(),
+                );
+                if !reported.insert(key) {
+                    continue;
+                }
+                tracing::warn!(
+                    backend = %f.backend,
+                    kind = f.kind.as_str(),
+                    name = %f.name,
+                    reason = %f.reason.describe(),
+                    withheld = self.enforce,
+                    "definition differs from its pin{}; see `vmcp tools diff`",
+                    if self.enforce { ": withheld until approved" } else { "" }
+                );
+                vmcp_telemetry::pin_finding(f.kind.as_str(), f.reason.label(), self.enforce);
+                if let Some(o) = &self.observer {
+                    o.finding(f, self.enforce);
+                }
+            }
+        }
+        vmcp_telemetry::pins_pending(screened.findings.len() as u64);
+        *lock(&self.findings) = screened.findings;
+        screened.changed
+    }
+
+    /// Writes what this gateway saw into the file, merged with what others wrote since (their
+    /// pins and approvals win), and adopts the result.
+    ///
+    /// # Errors
+    /// The file cannot be locked, read or written.
+    pub fn persist(&self) -> Result<(), String> {
+        let held = self.file.lock()?;
+        let mut merged = held.read()?;
+        {
+            let ours = lock(&self.book);
+            for (backend, kind, name, pin) in ours.all_pins() {
+                if merged.pin(backend, kind, name).is_none() {
+                    merged.set_pin(backend, kind, name, pin.clone());
+                }
+            }
+            merged.pending = ours.pending.clone();
+            let approved: Vec<(String, PinKind, String)> = merged
+                .all_pending()
+                .filter(|(b, k, n, p)| {
+                    merged
+                        .pin(b, *k, n)
+                        .is_some_and(|pin| pin.fingerprint == p.fingerprint)
+                })
+                .map(|(b, k, n, _)| (b.to_owned(), k, n.to_owned()))
+                .collect();
+            for (b, k, n) in approved {
+                merged.clear_pending(&b, k, &n);
+            }
+        }
+        held.write(&merged)?;
+        *lock(&self.stamp) = self.file.stamp();
+        self.adopt(merged);
+        Ok(())
+    }
+
+    /// [`Pinning::persist`] off the serving threads (a file write under a lock); failures are
+    /// logged.
+    pub(crate) fn persist_in_background(self: &std::sync::Arc<Self>) {
+        let pinning = self.clone();
+        let write = move || {
+            if let Err(e) = pinning.persist() {
+                tracing::error!(error = %e, "cannot record definition pins");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => drop(rt.spawn_blocking(write)),
+            Err(_) => write(),
+        }
+    }
+
+    /// Re-reads the file when another writer changed it; returns whether it did (the catalog
+    /// must then be re-screened).
+    ///
+    /// # Errors
+    /// The changed file cannot be read as a pin book (the book in memory is kept).
+    pub fn reload_if_changed(&self) -> Result<bool, String> {
+        let now = self.file.stamp();
+        if now == *lock(&self.stamp) {
+            return Ok(false);
+        }
+        let fresh = self.file.read()?;
+        *lock(&self.stamp) = now;
+        self.adopt(fresh);
+        Ok(true)
+    }
+
+    /// Replaces the book with `fresh`, reporting the approvals it has that this one had not.
+    fn adopt(&self, fresh: PinBook) {
+        let new_approvals: Vec<Approval> = {
+            let mut book = lock(&self.book);
+            let new = fresh
+                .approvals
+                .iter()
+                .filter(|a| !book.approvals.contains(a))
+                .cloned()
+                .collect();
+            *book = fresh;
+            new
+        };
+        for a in &new_approvals {
+            tracing::info!(backend = %a.backend, kind = %a.kind, name = %a.name, by = %a.by, action = %a.action, "pin approved");
+            if let Some(o) = &self.observer {
+                o.approval(a);
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
