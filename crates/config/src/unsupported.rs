@@ -44,20 +44,6 @@ impl Config {
         if !self.composite_tool_refs.is_empty() {
             add("compositeToolRefs".to_owned());
         }
-        let pinning_on = self
-            .tool_pinning
-            .as_ref()
-            .is_some_and(|p| p.mode != crate::PinMode::Off);
-        let shared = self
-            .session_storage
-            .as_ref()
-            .is_some_and(|s| s.provider == crate::SessionProvider::Redis);
-        if pinning_on && shared {
-            add(
-                "toolPinning with sessionStorage: redis (pins shared by replicas through Redis)"
-                    .to_owned(),
-            );
-        }
         if self.code_mode.as_ref().is_some_and(|c| c.enabled) {
             add("codeMode".to_owned());
         }

@@ -30,7 +30,7 @@ pub enum GatewayNotice {
 /// The dirty "kind" of a backend whose health withdrew it or brought it back.
 const AVAILABILITY: &str = "availability";
 
-/// The dirty "kind" (of no backend) when the pin file changed: re-screen the last answers.
+/// The dirty "kind" (of no backend) when the pin store changed: re-screen the last answers.
 const PINS: &str = "pins";
 
 /// (backend, kind) pairs waiting to be re-derived, and the worker's wake-up.
@@ -105,7 +105,7 @@ impl Gateway {
         }
     }
 
-    /// Polls the pin file for approvals made elsewhere, so they apply within seconds
+    /// Polls the pin store for approvals made elsewhere, so they apply within seconds
     /// (`toolPinning` is fixed while serving, so this starts only when it is on).
     fn watch_pins(self: &Arc<Self>) {
         let gw = Arc::downgrade(self);
@@ -119,11 +119,11 @@ impl Gateway {
                     break;
                 };
                 let Some(pinning) = pinning else { continue };
-                match tokio::task::spawn_blocking(move || pinning.reload_if_changed()).await {
-                    Ok(Ok(true)) => dirty.mark([(String::new(), PINS)]),
-                    Ok(Ok(false)) | Err(_) => {}
-                    Ok(Err(e)) => {
-                        tracing::error!(error = %e, "the pin file changed and cannot be read; keeping the pins in memory");
+                match pinning.reload_if_changed().await {
+                    Ok(true) => dirty.mark([(String::new(), PINS)]),
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot read the pin store; keeping the pins in memory");
                     }
                 }
             }

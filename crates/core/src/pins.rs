@@ -2,7 +2,8 @@
 //! template after it was first served — a "rug pull": a poisoned description, a widened schema,
 //! a tool renamed into another's place — is caught on the next discovery. `warn` reports it;
 //! `enforce` withholds the changed item (not listed, called as an unknown tool) until someone
-//! approves it with `vmcp tools approve`, which a running gateway picks up from the pin file.
+//! approves it with `vmcp tools approve`, which a running gateway picks up from the store (a file
+//! beside the config, or Redis shared by replicas).
 
 mod book;
 mod diff;
@@ -19,12 +20,12 @@ use std::time::SystemTime;
 pub use book::{Approval, BOOK_VERSION, MAX_APPROVALS, Pending, Pin, PinBook, Reason, Shelf};
 pub use diff::{PendingReport, diff, pending_report};
 pub use screen::{Finding, Screened, screen};
-pub use store::{Locked, PinFile, Stamp};
+pub use store::{Locked, PinFile, PinStore, RedisPins, Stamp};
 pub use view::{PinKind, fingerprint, model_view};
 
 use crate::discover::BackendCapabilities;
 
-/// How often a running gateway looks for another writer's change to the pin file.
+/// How often a running gateway looks for another writer's change to the pin store.
 pub const WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Now, as the pin file records times (RFC 3339, seconds).
@@ -43,10 +44,10 @@ pub trait PinObserver: Send + Sync {
 /// A gateway's pinning: the mode, the book and where it is kept.
 pub struct Pinning {
     enforce: bool,
-    file: PinFile,
+    store: PinStore,
     book: Mutex<PinBook>,
-    /// The file's version this book was read from or written as.
-    stamp: Mutex<Option<Stamp>>,
+    /// The store's version this book was read from or written as.
+    version: Mutex<Option<String>>,
     /// The latest screening's findings.
     findings: Mutex<Vec<Finding>>,
     /// Findings already reported (backend, kind, name, fingerprint), so each is logged once.
@@ -55,22 +56,22 @@ pub struct Pinning {
 }
 
 impl Pinning {
-    /// Pinning in `enforce` (else `warn`) mode, kept in `file`.
+    /// Pinning in `enforce` (else `warn`) mode, kept in `store`.
     ///
     /// # Errors
-    /// The file exists and cannot be read as a pin book.
-    pub fn open(
+    /// The store cannot be read, or holds something that is not a valid pin book.
+    pub async fn open(
         enforce: bool,
-        file: PinFile,
+        store: PinStore,
         observer: Option<std::sync::Arc<dyn PinObserver>>,
     ) -> Result<Self, String> {
-        let stamp = file.stamp();
-        let book = file.read()?;
+        let version = store.version().await?;
+        let book = store.read().await?;
         Ok(Self {
             enforce,
-            file,
+            store,
             book: Mutex::new(book),
-            stamp: Mutex::new(stamp),
+            version: Mutex::new(version),
             findings: Mutex::new(Vec::new()),
             reported: Mutex::new(HashSet::new()),
             observer,
@@ -82,9 +83,9 @@ impl Pinning {
         self.enforce
     }
 
-    /// The pin file.
-    pub fn file(&self) -> &PinFile {
-        &self.file
+    /// Where the book is kept.
+    pub fn store(&self) -> &PinStore {
+        &self.store
     }
 
     /// A copy of the book as this gateway has it.
@@ -134,68 +135,46 @@ impl Pinning {
         screened.changed
     }
 
-    /// Writes what this gateway saw into the file, merged with what others wrote since (their
+    /// Writes what this gateway saw into the store, merged with what others wrote since (their
     /// pins and approvals win), and adopts the result.
     ///
     /// # Errors
-    /// The file cannot be locked, read or written.
-    pub fn persist(&self) -> Result<(), String> {
-        let held = self.file.lock()?;
-        let mut merged = held.read()?;
-        {
-            let ours = lock(&self.book);
-            for (backend, kind, name, pin) in ours.all_pins() {
-                if merged.pin(backend, kind, name).is_none() {
-                    merged.set_pin(backend, kind, name, pin.clone());
-                }
-            }
-            merged.pending = ours.pending.clone();
-            let approved: Vec<(String, PinKind, String)> = merged
-                .all_pending()
-                .filter(|(b, k, n, p)| {
-                    merged
-                        .pin(b, *k, n)
-                        .is_some_and(|pin| pin.fingerprint == p.fingerprint)
-                })
-                .map(|(b, k, n, _)| (b.to_owned(), k, n.to_owned()))
-                .collect();
-            for (b, k, n) in approved {
-                merged.clear_pending(&b, k, &n);
-            }
-        }
-        held.write(&merged)?;
-        *lock(&self.stamp) = self.file.stamp();
+    /// The store cannot be locked, read or written.
+    pub async fn persist(&self) -> Result<(), String> {
+        let ours = self.book();
+        let (merged, (), version) = self.store.update(move |disk| merge(disk, &ours)).await?;
+        *lock(&self.version) = version;
         self.adopt(merged);
         Ok(())
     }
 
-    /// [`Pinning::persist`] off the serving threads (a file write under a lock); failures are
-    /// logged.
+    /// [`Pinning::persist`] in a task of its own; failures are logged.
     pub(crate) fn persist_in_background(self: &std::sync::Arc<Self>) {
         let pinning = self.clone();
-        let write = move || {
-            if let Err(e) = pinning.persist() {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            tracing::error!("cannot record definition pins: no runtime");
+            return;
+        };
+        rt.spawn(async move {
+            if let Err(e) = pinning.persist().await {
                 tracing::error!(error = %e, "cannot record definition pins");
             }
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => drop(rt.spawn_blocking(write)),
-            Err(_) => write(),
-        }
+        });
     }
 
-    /// Re-reads the file when another writer changed it; returns whether it did (the catalog
+    /// Re-reads the store when another writer changed it; returns whether it did (the catalog
     /// must then be re-screened).
     ///
     /// # Errors
-    /// The changed file cannot be read as a pin book (the book in memory is kept).
-    pub fn reload_if_changed(&self) -> Result<bool, String> {
-        let now = self.file.stamp();
-        if now == *lock(&self.stamp) {
+    /// The store cannot be reached, or the changed book is not valid (the book in memory is
+    /// kept).
+    pub async fn reload_if_changed(&self) -> Result<bool, String> {
+        let now = self.store.version().await?;
+        if now == *lock(&self.version) {
             return Ok(false);
         }
-        let fresh = self.file.read()?;
-        *lock(&self.stamp) = now;
+        let fresh = self.store.read().await?;
+        *lock(&self.version) = now;
         self.adopt(fresh);
         Ok(true)
     }
@@ -219,6 +198,29 @@ impl Pinning {
                 o.approval(a);
             }
         }
+    }
+}
+
+/// Merges a gateway's book into the stored one: pins it took on first sight are added (a pin
+/// already stored wins: it may be an approval), its pending entries replace the stored ones
+/// except those an approval made meanwhile settled.
+fn merge(disk: &mut PinBook, ours: &PinBook) {
+    for (backend, kind, name, pin) in ours.all_pins() {
+        if disk.pin(backend, kind, name).is_none() {
+            disk.set_pin(backend, kind, name, pin.clone());
+        }
+    }
+    disk.pending = ours.pending.clone();
+    let settled: Vec<(String, PinKind, String)> = disk
+        .all_pending()
+        .filter(|(b, k, n, p)| {
+            disk.pin(b, *k, n)
+                .is_some_and(|pin| pin.fingerprint == p.fingerprint)
+        })
+        .map(|(b, k, n, _)| (b.to_owned(), k, n.to_owned()))
+        .collect();
+    for (b, k, n) in settled {
+        disk.clear_pending(&b, k, &n);
     }
 }
 

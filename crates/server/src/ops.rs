@@ -95,7 +95,7 @@ fn status_value(state: &AppState) -> Value {
     if let Some(p) = state.gateway.pinning() {
         body["toolPinning"] = json!({
             "mode": if p.enforces() { "enforce" } else { "warn" },
-            "store": p.file().path().display().to_string(),
+            "store": p.store().describe(),
             "pending": vmcp_core::pins::pending_report(&p.book()),
         });
     }

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use vmcp_audit::{Auditor, EventType, PinEvent};
 use vmcp_config::{Config, PinMode};
-use vmcp_core::pins::{Approval, Finding, PinBook, PinFile, PinKind, PinObserver, Pinning};
+use vmcp_core::pins::{
+    Approval, Finding, PinBook, PinFile, PinKind, PinObserver, PinStore, Pinning, RedisPins,
+};
 
 use crate::cli::ToolsCommand;
 
@@ -31,14 +33,27 @@ pub(crate) fn pin_file(config: &Config, config_path: &Path) -> PathBuf {
     }
 }
 
+/// Where the pins of `config` (at `config_path`) are kept: in Redis when replicas share
+/// `sessionStorage: redis` (`redis`, under its key prefix), else in [`pin_file`].
+fn store(config: &Config, config_path: &Path, redis: Option<&Arc<vmcp_redis::Client>>) -> PinStore {
+    match redis {
+        Some(client) => PinStore::Redis(RedisPins::new(
+            client.clone(),
+            &crate::assemble::key_prefix(config),
+        )),
+        None => PinStore::File(PinFile::new(pin_file(config, config_path))),
+    }
+}
+
 /// The gateway's pinning, unless `toolPinning` is off.
 ///
 /// # Errors
-/// The pin file exists and is not one.
-pub(crate) fn pinning(
+/// The store holds something that is not a valid pin book, or Redis cannot be reached.
+pub(crate) async fn pinning(
     config: &Config,
     config_path: &Path,
     auditor: Option<&Arc<Auditor>>,
+    redis: Option<&Arc<vmcp_redis::Client>>,
 ) -> anyhow::Result<Option<Arc<Pinning>>> {
     let mode = config
         .tool_pinning
@@ -47,12 +62,13 @@ pub(crate) fn pinning(
     if mode == PinMode::Off {
         return Ok(None);
     }
-    let file = PinFile::new(pin_file(config, config_path));
-    let path = file.path().display().to_string();
+    let store = store(config, config_path, redis);
+    let described = store.describe();
     let observer = auditor.map(|a| Arc::new(PinAudit(a.clone())) as Arc<dyn PinObserver>);
-    let pinning = Pinning::open(mode == PinMode::Enforce, file, observer)
+    let pinning = Pinning::open(mode == PinMode::Enforce, store, observer)
+        .await
         .map_err(|e| anyhow::anyhow!("toolPinning: {e}"))?;
-    tracing::info!(mode = mode.as_str(), store = %path, "definition pinning on");
+    tracing::info!(mode = mode.as_str(), store = %described, "definition pinning on");
     Ok(Some(Arc::new(pinning)))
 }
 
@@ -105,34 +121,35 @@ pub(crate) fn run(command: ToolsCommand) -> ExitCode {
         ToolsCommand::Diff(c) | ToolsCommand::Pin(c) => c.config.clone(),
         ToolsCommand::Approve { pins, .. } => pins.config.clone(),
     };
-    let outcome = (|| {
+    let mut code = ExitCode::SUCCESS;
+    let outcome = crate::run_async(async {
         let config = vmcp_config::load_file(&config_path)
             .map_err(|e| anyhow::anyhow!("invalid config {}:\n{e}", config_path.display()))?;
-        let file = PinFile::new(pin_file(&config, &config_path));
+        let redis = crate::assemble::redis(&config)?;
+        let store = store(&config, &config_path, redis.as_ref());
         match command {
-            ToolsCommand::Diff(_) => diff(&file, &config_path),
+            ToolsCommand::Diff(_) => code = diff(&store, &config_path).await?,
             ToolsCommand::Approve {
                 backend, name, all, ..
-            } => approve(&file, &backend, name.as_deref(), all).map(|()| ExitCode::SUCCESS),
-            ToolsCommand::Pin(_) => Ok(crate::run_async(pin_current(config, file))),
+            } => approve(&store, backend, name, all).await?,
+            ToolsCommand::Pin(_) => pin_current(config, store).await?,
         }
-    })();
-    match outcome {
-        Ok(code) => code,
-        // 2, as `diff` does: 1 means "something awaits approval".
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
-        }
+        Ok(())
+    });
+    // 2 on an error, as `diff` does: 1 means "something awaits approval".
+    if outcome == ExitCode::SUCCESS {
+        code
+    } else {
+        ExitCode::from(2)
     }
 }
 
 /// Prints every definition awaiting approval with what changed; exit 1 when there is any.
-fn diff(file: &PinFile, config: &Path) -> anyhow::Result<ExitCode> {
-    let book = file.read().map_err(anyhow::Error::msg)?;
+async fn diff(store: &PinStore, config: &Path) -> anyhow::Result<ExitCode> {
+    let book = store.read().await.map_err(anyhow::Error::msg)?;
     let text = render_diff(&book, config);
     if text.is_empty() {
-        println!("{}: no definition awaits approval", file.path().display());
+        println!("{}: no definition awaits approval", store.describe());
         return Ok(ExitCode::SUCCESS);
     }
     print!("{text}");
@@ -160,40 +177,52 @@ fn render_diff(book: &PinBook, config: &Path) -> String {
 }
 
 /// Accepts the pending definitions of `backend` named `name` (every kind), or all of them.
-fn approve(file: &PinFile, backend: &str, name: Option<&str>, all: bool) -> anyhow::Result<()> {
+async fn approve(
+    store: &PinStore,
+    backend: String,
+    name: Option<String>,
+    all: bool,
+) -> anyhow::Result<()> {
     if name.is_none() && !all {
         bail!(
             "name the item to approve, or pass --all to approve every pending definition of {backend}"
         );
     }
-    let held = file.lock().map_err(anyhow::Error::msg)?;
-    let mut book = held.read().map_err(anyhow::Error::msg)?;
-    let targets: Vec<(PinKind, String)> = book
-        .all_pending()
-        .filter(|(b, _, n, _)| *b == backend && name.is_none_or(|want| want == *n))
-        .map(|(_, k, n, _)| (k, n.to_owned()))
-        .collect();
-    if targets.is_empty() {
-        let pending: Vec<String> = book
-            .all_pending()
-            .map(|(b, k, n, _)| format!("{b} {} {n}", k.as_str()))
-            .collect();
-        bail!(
-            "nothing of {backend}{} awaits approval{}",
-            name.map(|n| format!(" named {n}")).unwrap_or_default(),
-            if pending.is_empty() {
-                String::new()
-            } else {
-                format!(" (pending: {})", pending.join(", "))
-            }
-        );
-    }
     let by = approver();
     let at = vmcp_core::pins::now();
-    for (kind, n) in &targets {
-        book.approve(backend, *kind, n, &by, &at, "approve");
-    }
-    held.write(&book).map_err(anyhow::Error::msg)?;
+    let (target, who) = (backend.clone(), by.clone());
+    let (_, outcome, _) = store
+        .update(move |book| {
+            let targets: Vec<(PinKind, String)> = book
+                .all_pending()
+                .filter(|(b, _, n, _)| {
+                    *b == target && name.as_deref().is_none_or(|want| want == *n)
+                })
+                .map(|(_, k, n, _)| (k, n.to_owned()))
+                .collect();
+            if targets.is_empty() {
+                let pending: Vec<String> = book
+                    .all_pending()
+                    .map(|(b, k, n, _)| format!("{b} {} {n}", k.as_str()))
+                    .collect();
+                return Err(format!(
+                    "nothing of {target}{} awaits approval{}",
+                    name.map(|n| format!(" named {n}")).unwrap_or_default(),
+                    if pending.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (pending: {})", pending.join(", "))
+                    }
+                ));
+            }
+            for (kind, n) in &targets {
+                book.approve(&target, *kind, n, &who, &at, "approve");
+            }
+            Ok(targets)
+        })
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let targets = outcome.map_err(anyhow::Error::msg)?;
     for (kind, n) in &targets {
         println!("approved {backend} {} {n} (by {by})", kind.as_str());
     }
@@ -205,35 +234,42 @@ fn approve(file: &PinFile, backend: &str, name: Option<&str>, all: bool) -> anyh
 }
 
 /// Discovers every backend now and records what each serves as approved (first sight or not).
-async fn pin_current(config: Config, file: PinFile) -> anyhow::Result<()> {
+async fn pin_current(config: Config, store: PinStore) -> anyhow::Result<()> {
     let serving = vmcp_server::ServingThreads::start(1).context("cannot start a serving thread")?;
     let backends = crate::assemble::backends(&config, &serving)?;
     let mut options = crate::assemble::gateway_options(&config, None)?;
-    let pinning = Arc::new(Pinning::open(false, file.clone(), None).map_err(anyhow::Error::msg)?);
+    let pinning = Arc::new(
+        Pinning::open(false, store.clone(), None)
+            .await
+            .map_err(anyhow::Error::msg)?,
+    );
     options.pinning = Some(pinning.clone());
     let gateway = vmcp_core::Gateway::new(backends, options);
     let discovered = gateway.catalog(&vmcp_core::Identity::anonymous()).await;
     gateway.shutdown().await;
     let catalog = discovered.context("discovery failed; nothing was pinned")?;
-    pinning.persist().map_err(anyhow::Error::msg)?;
-    let held = file.lock().map_err(anyhow::Error::msg)?;
-    let mut book = held.read().map_err(anyhow::Error::msg)?;
+    pinning.persist().await.map_err(anyhow::Error::msg)?;
     let by = approver();
     let at = vmcp_core::pins::now();
-    let pending: Vec<(String, PinKind, String)> = book
-        .all_pending()
-        .map(|(b, k, n, _)| (b.to_owned(), k, n.to_owned()))
-        .collect();
-    for (b, k, n) in &pending {
-        book.approve(b, *k, n, &by, &at, "pin");
-    }
-    held.write(&book).map_err(anyhow::Error::msg)?;
-    let pins = book.all_pins().count();
+    let who = by.clone();
+    let (book, accepted, _) = store
+        .update(move |book| {
+            let pending: Vec<(String, PinKind, String)> = book
+                .all_pending()
+                .map(|(b, k, n, _)| (b.to_owned(), k, n.to_owned()))
+                .collect();
+            for (b, k, n) in &pending {
+                book.approve(b, *k, n, &who, &at, "pin");
+            }
+            pending.len()
+        })
+        .await
+        .map_err(anyhow::Error::msg)?;
     println!(
-        "{}: {pins} definitions pinned ({} tools advertised now; {} changed ones accepted by {by})",
-        file.path().display(),
+        "{}: {} definitions pinned ({} tools advertised now; {accepted} changed ones accepted by {by})",
+        store.describe(),
+        book.all_pins().count(),
         catalog.tools().len(),
-        pending.len()
     );
     for (backend, why) in catalog.failed() {
         println!("  not pinned: backend {backend} failed discovery: {why}");

@@ -72,7 +72,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(a) = &auditor {
         options.workflow_observer = Some(Arc::new(crate::audit::WorkflowAudit(a.clone())));
     }
-    options.pinning = crate::pins::pinning(&config, &args.config, auditor.as_ref())?;
+    options.pinning =
+        crate::pins::pinning(&config, &args.config, auditor.as_ref(), redis.as_ref()).await?;
     let gateway = Arc::new(Gateway::new(backends, options));
     gateway.watch();
     let fh = &config.operational.failure_handling;

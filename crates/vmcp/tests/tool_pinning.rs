@@ -330,20 +330,71 @@ async fn warn_mode_serves_the_change_and_reports_it() {
     assert!(gw.logs().contains("definition differs from its pin"));
 }
 
-#[test]
-fn pinning_with_shared_sessions_is_refused_until_pins_live_in_redis() {
-    let config = temp_path("yaml");
-    std::fs::write(
-        &config,
-        "toolPinning: {mode: enforce}\nsessionStorage: {provider: redis, address: 127.0.0.1:1}\nbackends: [{name: a, transport: streamable-http, url: http://127.0.0.1:1/mcp}]\n",
-    )
-    .unwrap();
-    let (status, out, err) = run_cli(&["validate", "--config", &config.display().to_string()]);
-    assert_eq!(status.code(), Some(2), "{out}{err}");
-    assert!(
-        out.contains("toolPinning with sessionStorage: redis"),
-        "{out}"
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_sharing_redis_agree_on_pins_and_apply_an_approval_together() {
+    if !python_available() {
+        return;
+    }
+    let Some(redis) = vmcp_testkit::RedisServer::start() else {
+        return;
+    };
+    let s = setup("enforce");
+    let config = format!(
+        "{}sessionStorage: {{provider: redis, address: \"{}\"}}\n",
+        s.config,
+        redis.address()
     );
+    let a = Gateway::start(&config);
+    let b = Gateway::start(&config);
+    let (ca, cb) = (Client::connect(&a.url).await, Client::connect(&b.url).await);
+    assert_eq!(ca.tool_names().await.len(), 4);
+    assert_eq!(cb.tool_names().await.len(), 4);
+    assert_eq!(redis.cli(&["EXISTS", "thv:vmcp:session:pins"]).trim(), "1");
+    assert!(!s.pins.exists(), "no pin file when the pins live in Redis");
+
+    // Each replica runs its own copy of the backend; both see the rug pull against the same pins.
+    pull(&s, &ca, &pulled(), &["files_restart", "files_word_count"]).await;
+    pull(&s, &cb, &pulled(), &["files_restart", "files_word_count"]).await;
+    assert_eq!(
+        b.status().await["toolPinning"]["pending"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+
+    // One approval, through Redis, reaches both replicas.
+    let (status, out, err) = run_cli(&[
+        "tools",
+        "approve",
+        "--config",
+        &a.config_path.display().to_string(),
+        "files",
+        "send_email",
+    ]);
+    assert!(status.success(), "{out}{err}");
+    for c in [&ca, &cb] {
+        let c2 = c.clone();
+        assert!(
+            eventually(Duration::from_secs(15), || {
+                let c = c2.clone();
+                async move {
+                    c.tool_names()
+                        .await
+                        .contains(&"files_send_email".to_owned())
+                }
+            })
+            .await,
+            "{:?}",
+            c.tool_names().await
+        );
+    }
+    assert!(b.logs().contains("pin approved"), "{}", b.logs());
+}
+
+#[test]
+fn a_bad_pinning_mode_is_a_config_error() {
+    let config = temp_path("yaml");
     std::fs::write(
         &config,
         "toolPinning: {mode: sometimes}\nbackends: [{name: a, transport: streamable-http, url: http://127.0.0.1:1/mcp}]\n",

@@ -42,7 +42,8 @@ pub struct ToolPinningConfig {
     /// `mode` (default off).
     pub mode: PinMode,
     /// `store`: the pin file (default: `<config stem>.pins.json` beside the config; relative
-    /// paths are relative to the config's directory).
+    /// paths are relative to the config's directory). With `sessionStorage: redis` the pins
+    /// live in Redis and this is not used.
     pub store: Option<String>,
     /// The section as written, for `init` output.
     pub raw: RawSection,

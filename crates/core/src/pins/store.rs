@@ -1,151 +1,115 @@
-//! The pin file: one JSON document, written whole to a temporary file and renamed into place
-//! (a reader never sees half of it), under an advisory lock on `<file>.lock` held by whoever
-//! reads-modifies-writes it (a gateway recording what it saw, `vmcp tools approve`).
+//! Where the pin book is kept: a file beside the config (one gateway, or replicas sharing a
+//! volume), or Redis when replicas share `sessionStorage: redis`, so they all agree. Either way
+//! a writer takes a lock, reads, changes and writes the whole book, and readers notice a new
+//! version by a cheap check (the file's metadata, a revision counter in Redis).
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+mod file;
+mod redis;
+
+pub use file::{Locked, PinFile, Stamp};
+pub use redis::RedisPins;
 
 use super::book::{BOOK_VERSION, PinBook};
 use super::view::fingerprint;
 
-/// Largest pin file read (a 5,000-tool catalog with long descriptions is a few MB).
-const MAX_BYTES: u64 = 64 * 1024 * 1024;
-
-/// What identifies one written version of the file, to notice another writer's change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    modified: Option<SystemTime>,
-    len: u64,
-    #[cfg(unix)]
-    inode: u64,
+/// A pin book's home.
+#[derive(Clone)]
+pub enum PinStore {
+    /// A JSON file.
+    File(PinFile),
+    /// A Redis key shared by replicas.
+    Redis(RedisPins),
 }
 
-/// A pin file.
-#[derive(Debug, Clone)]
-pub struct PinFile {
-    path: PathBuf,
-}
-
-/// An exclusive hold on the pin file; released on drop.
-pub struct Locked<'a> {
-    file: &'a PinFile,
-    _lock: File,
-}
-
-impl PinFile {
-    /// The pin file at `path` (it need not exist yet).
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into() }
+impl PinStore {
+    /// Where it is, for logs and `/status`.
+    pub fn describe(&self) -> String {
+        match self {
+            PinStore::File(f) => f.path().display().to_string(),
+            PinStore::Redis(r) => format!("redis key {}", r.key()),
+        }
     }
 
-    /// Where it is.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Its current version, or None when it does not exist.
-    pub fn stamp(&self) -> Option<Stamp> {
-        let meta = std::fs::metadata(&self.path).ok()?;
-        Some(Stamp {
-            modified: meta.modified().ok(),
-            len: meta.len(),
-            #[cfg(unix)]
-            inode: std::os::unix::fs::MetadataExt::ino(&meta),
-        })
-    }
-
-    /// Reads the book (empty when the file does not exist).
+    /// A token that changes whenever the book is written (None: nothing written yet).
     ///
     /// # Errors
-    /// The file cannot be read, is too large, is not a pin book, or is of a newer version.
-    pub fn read(&self) -> Result<PinBook, String> {
-        let path = self.path.display();
-        let bytes = match File::open(&self.path) {
-            Ok(f) => {
-                let len = f.metadata().map_err(|e| format!("{path}: {e}"))?.len();
-                if len > MAX_BYTES {
-                    return Err(format!("{path}: {len} bytes, more than {MAX_BYTES}"));
-                }
-                std::fs::read(&self.path).map_err(|e| format!("{path}: {e}"))?
+    /// The store cannot be reached.
+    pub async fn version(&self) -> Result<Option<String>, String> {
+        match self {
+            PinStore::File(f) => Ok(f.stamp().map(|s| format!("{s:?}"))),
+            PinStore::Redis(r) => r.version().await,
+        }
+    }
+
+    /// The book (empty when none was written yet).
+    ///
+    /// # Errors
+    /// The store cannot be read, or holds something that is not a valid pin book.
+    pub async fn read(&self) -> Result<PinBook, String> {
+        match self {
+            PinStore::File(f) => {
+                let f = f.clone();
+                blocking(move || f.read()).await
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(PinBook::default()),
-            Err(e) => return Err(format!("{path}: {e}")),
-        };
-        let book: PinBook =
-            serde_json::from_slice(&bytes).map_err(|e| format!("{path} is not a pin file: {e}"))?;
-        if book.version > BOOK_VERSION {
-            return Err(format!(
-                "{path} is version {} of the pin file; this vmcp reads up to {BOOK_VERSION}",
-                book.version
-            ));
+            PinStore::Redis(r) => r.read().await,
         }
-        // Pins are compared by definition; a fingerprint that does not match its definition
-        // means the file was edited by hand, and what was approved is no longer certain.
-        if let Some((backend, kind, name, _)) = book
-            .all_pins()
-            .find(|(_, _, _, pin)| fingerprint(&pin.definition) != pin.fingerprint)
-        {
-            return Err(format!(
-                "{path}: the pin of {backend} {} {name} has a fingerprint that does not match its definition (edited by hand?); pin again with `vmcp tools pin`",
-                kind.as_str()
-            ));
-        }
-        Ok(book)
     }
 
-    /// Takes the exclusive lock (blocking until other holders release it).
+    /// Reads the book under the store's lock, lets `change` edit it, writes it back; returns
+    /// the book written, `change`'s answer and the new version.
     ///
     /// # Errors
-    /// The lock file cannot be created.
-    pub fn lock(&self) -> Result<Locked<'_>, String> {
-        let mut name = self.path.as_os_str().to_owned();
-        name.push(".lock");
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&name)
-            .map_err(|e| format!("{}: {e}", Path::new(&name).display()))?;
-        lock.lock()
-            .map_err(|e| format!("{}: cannot lock: {e}", Path::new(&name).display()))?;
-        Ok(Locked {
-            file: self,
-            _lock: lock,
-        })
+    /// The lock cannot be taken, or the book read or written.
+    pub async fn update<R: Send + 'static>(
+        &self,
+        change: impl FnOnce(&mut PinBook) -> R + Send + 'static,
+    ) -> Result<(PinBook, R, Option<String>), String> {
+        match self {
+            PinStore::File(f) => {
+                let f = f.clone();
+                blocking(move || {
+                    let held = f.lock()?;
+                    let mut book = held.read()?;
+                    let answer = change(&mut book);
+                    held.write(&book)?;
+                    Ok((book, answer, f.stamp().map(|s| format!("{s:?}"))))
+                })
+                .await
+            }
+            PinStore::Redis(r) => r.update(change).await,
+        }
     }
 }
 
-impl Locked<'_> {
-    /// Reads the book under the lock.
-    ///
-    /// # Errors
-    /// As [`PinFile::read`].
-    pub fn read(&self) -> Result<PinBook, String> {
-        self.file.read()
-    }
+/// Runs file I/O off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| format!("pin store task failed: {e}"))?
+}
 
-    /// Replaces the file with `book`, atomically.
-    ///
-    /// # Errors
-    /// The temporary file cannot be written or renamed into place.
-    pub fn write(&self, book: &PinBook) -> Result<(), String> {
-        let path = &self.file.path;
-        let mut tmp_name = path.as_os_str().to_owned();
-        tmp_name.push(format!(".tmp{}", std::process::id()));
-        let tmp = PathBuf::from(tmp_name);
-        let text = serde_json::to_vec_pretty(book).map_err(|e| e.to_string())?;
-        let written = (|| {
-            let mut f = File::create(&tmp)?;
-            f.write_all(&text)?;
-            f.write_all(b"\n")?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, path)
-        })();
-        written.map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("{}: cannot write: {e}", path.display())
-        })
+/// Parses and checks a stored book; `source` names it in errors.
+fn parse(bytes: &[u8], source: &str) -> Result<PinBook, String> {
+    let book: PinBook =
+        serde_json::from_slice(bytes).map_err(|e| format!("{source} is not a pin file: {e}"))?;
+    if book.version > BOOK_VERSION {
+        return Err(format!(
+            "{source} is version {} of the pin file; this vmcp reads up to {BOOK_VERSION}",
+            book.version
+        ));
     }
+    // Pins are compared by definition; a fingerprint that does not match its definition means
+    // the book was edited by hand, and what was approved is no longer certain.
+    if let Some((backend, kind, name, _)) = book
+        .all_pins()
+        .find(|(_, _, _, pin)| fingerprint(&pin.definition) != pin.fingerprint)
+    {
+        return Err(format!(
+            "{source}: the pin of {backend} {} {name} has a fingerprint that does not match its definition (edited by hand?); pin again with `vmcp tools pin`",
+            kind.as_str()
+        ));
+    }
+    Ok(book)
 }

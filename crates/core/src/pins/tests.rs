@@ -275,17 +275,19 @@ fn scratch(name: &str) -> std::path::PathBuf {
     dir.join("pins.json")
 }
 
-#[test]
-fn a_gateway_write_keeps_an_approval_made_meanwhile() {
+#[tokio::test]
+async fn a_gateway_write_keeps_an_approval_made_meanwhile() {
     let path = scratch("merge");
-    let pinning = Pinning::open(true, PinFile::new(&path), None).expect("open");
+    let pinning = Pinning::open(true, PinStore::File(PinFile::new(&path)), None)
+        .await
+        .expect("open");
     let mut caps = vec![backend("fs", vec![tool("read", "Reads a file")])];
     assert!(pinning.screen(&mut caps));
-    pinning.persist().expect("persist");
+    pinning.persist().await.expect("persist");
     let mut caps = vec![backend("fs", vec![tool("read", "Reads a file, poisoned")])];
     assert!(pinning.screen(&mut caps));
     assert!(caps[0].tools.is_empty());
-    pinning.persist().expect("persist");
+    pinning.persist().await.expect("persist");
 
     // `vmcp tools approve`, as another process would.
     let file = PinFile::new(&path);
@@ -299,7 +301,7 @@ fn a_gateway_write_keeps_an_approval_made_meanwhile() {
         held.write(&book).expect("write");
     }
     // The gateway writes what it still believes before it notices; the approval survives.
-    pinning.persist().expect("persist");
+    pinning.persist().await.expect("persist");
     let book = file.read().expect("read");
     assert!(book.pending.is_empty(), "{book:?}");
     assert_eq!(book.approvals.len(), 1);
@@ -313,22 +315,28 @@ fn a_gateway_write_keeps_an_approval_made_meanwhile() {
     assert_eq!(names(&caps), ["read"]);
 }
 
-#[test]
-fn another_writers_change_is_noticed_and_a_broken_file_is_refused() {
+#[tokio::test]
+async fn another_writers_change_is_noticed_and_a_broken_file_is_refused() {
     let path = scratch("reload");
-    let pinning = Pinning::open(false, PinFile::new(&path), None).expect("open");
-    assert!(!pinning.reload_if_changed().expect("nothing yet"));
+    let pinning = Pinning::open(false, PinStore::File(PinFile::new(&path)), None)
+        .await
+        .expect("open");
+    assert!(!pinning.reload_if_changed().await.expect("nothing yet"));
     let mut caps = vec![backend("fs", vec![tool("read", "Reads a file")])];
     pinning.screen(&mut caps);
-    pinning.persist().expect("persist");
-    assert!(!pinning.reload_if_changed().expect("own write"));
+    pinning.persist().await.expect("persist");
+    assert!(!pinning.reload_if_changed().await.expect("own write"));
     std::fs::write(&path, b"{\"version\": 1, \"pins\": {}, \"surprise\": 1}").expect("write");
-    let err = pinning.reload_if_changed().expect_err("unknown key");
+    let err = pinning.reload_if_changed().await.expect_err("unknown key");
     assert!(err.contains("is not a pin file"), "{err}");
     std::fs::write(&path, b"{\"version\": 9}").expect("write");
-    let err = pinning.reload_if_changed().expect_err("newer");
+    let err = pinning.reload_if_changed().await.expect_err("newer");
     assert!(err.contains("version 9"), "{err}");
-    assert!(Pinning::open(false, PinFile::new(&path), None).is_err());
+    assert!(
+        Pinning::open(false, PinStore::File(PinFile::new(&path)), None)
+            .await
+            .is_err()
+    );
 }
 
 #[test]
@@ -365,13 +373,15 @@ fn a_flagged_copy_stays_flagged_when_the_original_changes() {
     );
 }
 
-#[test]
-fn a_hand_edited_pin_is_refused() {
+#[tokio::test]
+async fn a_hand_edited_pin_is_refused() {
     let path = scratch("tamper");
-    let pinning = Pinning::open(true, PinFile::new(&path), None).expect("open");
+    let pinning = Pinning::open(true, PinStore::File(PinFile::new(&path)), None)
+        .await
+        .expect("open");
     let mut caps = vec![backend("fs", vec![tool("read", "Reads a file")])];
     pinning.screen(&mut caps);
-    pinning.persist().expect("persist");
+    pinning.persist().await.expect("persist");
     let text = std::fs::read_to_string(&path).expect("read");
     std::fs::write(&path, text.replace("Reads a file", "Reads any file")).expect("write");
     let err = PinFile::new(&path).read().expect_err("tampered");
