@@ -1,5 +1,6 @@
-//! vmcp-redis (ours: the `redis` crate's multiplexed connection driven inline by the calling
-//! task, pooled per thread) against redis-rs as usually used (the same connection, driven by a
+//! vmcp-redis (ours: `crates/redis` as it is built; at the measured commit, the `redis` crate's
+//! multiplexed connection driven inline by the calling task, pooled per thread; since, one
+//! connection per thread with a spawned driver) against redis-rs as usually used (the same connection, driven by a
 //! task the crate spawns) and against fred 10 (a router task it spawns drives the socket), on a
 //! local `redis-server` this program starts on a free port.
 //!
@@ -53,7 +54,7 @@ const VARIANTS: [Variant; 3] = [Variant::Ours, Variant::RedisRs, Variant::Fred];
 impl Variant {
     fn name(self) -> &'static str {
         match self {
-            Variant::Ours => "vmcp-redis (ours: inline, per-thread pool)",
+            Variant::Ours => "vmcp-redis (ours, as crates/redis builds it)",
             Variant::RedisRs => "redis-rs 1.8.2 (spawned connection task)",
             Variant::Fred => "fred 10 (spawned router task)",
         }
