@@ -53,6 +53,9 @@ pub struct Catalog {
     /// the backend is unavailable, not that the tool is unknown. Empty unless a backend is
     /// withdrawn.
     withdrawn_tools: HashMap<String, (Route, Value)>,
+    /// Composite tools not advertised because a step's tool is withheld by `toolPinning`:
+    /// name → why, told to a caller who may call the composite.
+    withheld_composites: HashMap<String, String>,
     /// Unique per build: what caches of views of this catalog are keyed by.
     id: u64,
 }
@@ -277,6 +280,64 @@ impl Catalog {
                 (t.name, (route, t.tool))
             })
             .collect();
+    }
+
+    /// Why the configured composite tool `name` is not advertised, when a step's tool is
+    /// withheld by `toolPinning`.
+    pub fn withheld_composite(&self, name: &str) -> Option<&str> {
+        self.withheld_composites.get(name).map(String::as_str)
+    }
+
+    /// Records the composites that cannot run because a step's tool is in `withheld` (tools
+    /// `toolPinning` took out of `served`, with their backend), so a call to one names it.
+    pub(crate) fn note_withheld(
+        &mut self,
+        policy: &AggregationPolicy,
+        served: &[BackendCapabilities],
+        withheld: Vec<(String, Value)>,
+    ) {
+        if policy.composites.0.is_empty() {
+            return;
+        }
+        let held: HashSet<(String, String)> = withheld
+            .iter()
+            .map(|(b, t)| (b.clone(), tool_name(t).to_owned()))
+            .collect();
+        // The names they would have: resolve every tool again, the withheld ones included.
+        let mut all = served.to_vec();
+        for (backend, tool) in withheld {
+            if let Some(cap) = all.iter_mut().find(|c| c.backend == backend) {
+                cap.tools.push(tool);
+            }
+        }
+        let Ok(resolved) = resolve_tools(policy, &all) else {
+            return;
+        };
+        let mut references: HashMap<String, (String, String)> = HashMap::new();
+        for t in resolved {
+            if held.contains(&(t.backend.clone(), t.original.clone())) {
+                let at = (t.backend.clone(), t.original.clone());
+                references.insert(format!("{}.{}", t.backend, t.original), at.clone());
+                references.insert(t.name, at);
+            }
+        }
+        for wf in policy.composites.0.iter() {
+            if self.composites.workflows.contains_key(wf.name()) {
+                continue;
+            }
+            if let Some((reference, (backend, tool))) = wf
+                .tool_references()
+                .find_map(|r| references.get(r).map(|at| (r, at)))
+            {
+                self.withheld_composites.insert(
+                    wf.name().to_owned(),
+                    format!(
+                        "composite tool {:?} cannot run: its step tool {reference} (backend {backend}, tool {tool}) changed since it was pinned and is withheld until approved (vmcp tools approve)",
+                        wf.name()
+                    ),
+                );
+            }
+        }
     }
 
     /// The composite tool advertised under `name`.

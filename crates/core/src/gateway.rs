@@ -366,11 +366,16 @@ impl Gateway {
         mut caps: Vec<BackendCapabilities>,
         failed: Vec<(String, String)>,
     ) -> Result<Catalog, CoreError> {
-        if let Some(pinning) = &self.opts().pinning
-            && pinning.screen(&mut caps)
-        {
-            pinning.persist_in_background();
+        let mut withheld = Vec::new();
+        if let Some(pinning) = &self.opts().pinning {
+            let changed;
+            (changed, withheld) = pinning.screen(&mut caps);
+            if changed {
+                pinning.persist_in_background();
+            }
         }
+        // What the withheld tools' names are resolved against (only when some are).
+        let served = (!withheld.is_empty()).then(|| caps.clone());
         let withdrawn: std::collections::HashSet<&str> = caps
             .iter()
             .filter(|c| !self.backend(&c.backend).is_ok_and(|b| b.is_advertised()))
@@ -393,6 +398,9 @@ impl Gateway {
         let relists = self.relists.lock().unwrap_or_else(|p| p.into_inner());
         if !relists.is_empty() {
             catalog.note_relists(&relists);
+        }
+        if let Some(served) = served {
+            catalog.note_withheld(policy, &served, withheld);
         }
         Ok(catalog)
     }
@@ -646,6 +654,20 @@ impl Gateway {
         let Some(route) = catalog.tool(name) else {
             if let Some(unavailable) = self.withdrawn_tool(caller, catalog, name) {
                 return Err(unavailable);
+            }
+            if let Some(why) = catalog.withheld_composite(name) {
+                let target = Target {
+                    kind: Kind::Tool,
+                    name,
+                    backend: None,
+                    definition: None,
+                };
+                if self.admit(
+                    caller.identity,
+                    Action::CallTool(target, params.get("arguments")),
+                ) {
+                    return Err(CoreError::InvalidParams(why.to_owned()));
+                }
             }
             return Err(if self.hides_unknown() {
                 CoreError::Denied("call")

@@ -17,6 +17,8 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+use serde_json::Value;
+
 pub use book::{Approval, BOOK_VERSION, MAX_APPROVALS, Pending, Pin, PinBook, Reason, Shelf};
 pub use diff::{PendingReport, diff, pending_report};
 pub use screen::{Finding, Screened, screen};
@@ -99,8 +101,8 @@ impl Pinning {
     }
 
     /// Screens a discovery's answers (see [`screen`]); reports new findings; returns whether
-    /// the book changed and must be written.
-    pub(crate) fn screen(&self, caps: &mut [BackendCapabilities]) -> bool {
+    /// the book changed and must be written, and the tools withheld (with their backend).
+    pub(crate) fn screen(&self, caps: &mut [BackendCapabilities]) -> (bool, Vec<(String, Value)>) {
         let now = now();
         let screened = screen(&mut lock(&self.book), caps, self.enforce, &now);
         {
@@ -132,7 +134,7 @@ impl Pinning {
         }
         vmcp_telemetry::pins_pending(screened.findings.len() as u64);
         *lock(&self.findings) = screened.findings;
-        screened.changed
+        (screened.changed, screened.withheld_tools)
     }
 
     /// Writes what this gateway saw into the store, merged with what others wrote since (their

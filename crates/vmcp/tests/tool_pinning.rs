@@ -74,6 +74,20 @@ struct Setup {
 }
 
 fn setup(mode: &str) -> Setup {
+    setup_with(mode, "")
+}
+
+/// A composite tool over two of the backend's tools (what it does when one is withheld).
+const COMPOSITE: &str = r#"compositeTools:
+  - name: read_then_mail
+    description: Read a file, then mail it
+    parameters: {type: object, properties: {path: {type: string}}}
+    steps:
+      - {id: read, tool: files.read_file, arguments: {path: "{{.params.path}}"}}
+      - {id: mail, tool: files.send_email, dependsOn: [read], arguments: {to: "a@example.com"}}
+"#;
+
+fn setup_with(mode: &str, extra: &str) -> Setup {
     let state = temp_path("json");
     std::fs::write(&state, reviewed().to_string()).unwrap();
     let pins = temp_path("pins.json");
@@ -81,7 +95,7 @@ fn setup(mode: &str) -> Setup {
     let config = format!(
         "name: pinned\naudit: {{logFile: {audit:?}}}\ntoolPinning: {{mode: {mode}, store: {pins:?}}}\n\
          aggregation:\n  conflictResolution: prefix\n  conflictResolutionConfig: {{prefixFormat: \"{{workload}}_\"}}\n\
-         backends:\n  - name: files\n    transport: stdio\n    command: {PYTHON:?}\n    args: [{SERVER:?}]\n    env: {{SHIFTY_STATE: {state:?}}}\n",
+         backends:\n  - name: files\n    transport: stdio\n    command: {PYTHON:?}\n    args: [{SERVER:?}]\n    env: {{SHIFTY_STATE: {state:?}}}\n{extra}",
         audit = audit.display().to_string(),
         pins = pins.display().to_string(),
         state = state.display().to_string(),
@@ -129,7 +143,7 @@ async fn a_rug_pull_is_withheld_until_approved_and_the_pins_survive_a_restart() 
     if !python_available() {
         return;
     }
-    let s = setup("enforce");
+    let s = setup_with("enforce", COMPOSITE);
     let mut gw = Gateway::start(&s.config);
     let c = Client::connect(&gw.url).await;
     assert_eq!(
@@ -138,7 +152,8 @@ async fn a_rug_pull_is_withheld_until_approved_and_the_pins_survive_a_restart() 
             "files_list_dir",
             "files_read_file",
             "files_restart",
-            "files_send_email"
+            "files_send_email",
+            "read_then_mail"
         ]
     );
     let mut events = common::eras::legacy_stream(&c).await;
@@ -148,6 +163,14 @@ async fn a_rug_pull_is_withheld_until_approved_and_the_pins_survive_a_restart() 
     pull(&s, &c, &pulled(), &["files_restart", "files_word_count"]).await;
     let told = events.next(Duration::from_secs(10)).await.expect("told");
     assert_eq!(told["method"], "notifications/tools/list_changed", "{told}");
+
+    // A composite over a withheld tool is not listed, and a call to it names the tool.
+    let blocked = c.call("read_then_mail", json!({"path": "a"})).await;
+    let why = blocked["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("files.read_file") && why.contains("withheld until approved"),
+        "{blocked}"
+    );
 
     // A withheld tool is refused exactly like one that never existed (no oracle).
     let withheld = c.call("files_read_file", json!({"path": "a"})).await;
@@ -229,6 +252,15 @@ async fn a_rug_pull_is_withheld_until_approved_and_the_pins_survive_a_restart() 
             .unwrap()
             .contains("id_rsa")
     );
+    // The composite's other step tool is still withheld, and its error says which.
+    let blocked = c.call("read_then_mail", json!({"path": "a"})).await;
+    assert!(
+        blocked["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("files.send_email"),
+        "{blocked}"
+    );
     let audit = s.audit.clone();
     assert!(
         eventually(Duration::from_secs(5), || {
@@ -272,7 +304,7 @@ async fn a_rug_pull_is_withheld_until_approved_and_the_pins_survive_a_restart() 
     assert!(
         eventually(Duration::from_secs(15), || {
             let c = c2.clone();
-            async move { c.tool_names().await.len() == 6 }
+            async move { c.tool_names().await.len() == 7 }
         })
         .await,
         "{:?}",
@@ -283,6 +315,8 @@ async fn a_rug_pull_is_withheld_until_approved_and_the_pins_survive_a_restart() 
     assert!(out.contains("no definition awaits approval"), "{out}");
     let names = sorted(c.tool_names().await);
     assert!(!names.contains(&"files_list_dir".to_owned()), "{names:?}");
+    let r = c.call("read_then_mail", json!({"path": "a"})).await;
+    assert!(r.get("result").is_some(), "the composite runs again: {r}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

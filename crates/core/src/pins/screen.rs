@@ -36,6 +36,8 @@ pub struct Screened {
     pub changed: bool,
     /// Every definition that is not approved, in backend, kind, name order.
     pub findings: Vec<Finding>,
+    /// The tools taken out of the answers (when withholding), with their backend.
+    pub withheld_tools: Vec<(String, Value)>,
 }
 
 fn items_mut(caps: &mut BackendCapabilities, kind: PinKind) -> &mut Vec<Value> {
@@ -61,11 +63,15 @@ pub fn screen(
             let items = items_mut(cap, kind);
             let held = screen_list(book, &mut suspects, &backend, kind, items, now, &mut out);
             if withhold && !held.is_empty() {
-                let mut index = 0;
-                items.retain(|_| {
-                    index += 1;
-                    !held.contains(&(index - 1))
-                });
+                let (out_of_it, kept): (Vec<_>, Vec<_>) = std::mem::take(items)
+                    .into_iter()
+                    .enumerate()
+                    .partition(|(i, _)| held.contains(i));
+                *items = kept.into_iter().map(|(_, v)| v).collect();
+                if kind == PinKind::Tool {
+                    out.withheld_tools
+                        .extend(out_of_it.into_iter().map(|(_, v)| (backend.clone(), v)));
+                }
             }
         }
     }

@@ -282,11 +282,14 @@ async fn a_gateway_write_keeps_an_approval_made_meanwhile() {
         .await
         .expect("open");
     let mut caps = vec![backend("fs", vec![tool("read", "Reads a file")])];
-    assert!(pinning.screen(&mut caps));
+    assert!(pinning.screen(&mut caps).0);
     pinning.persist().await.expect("persist");
     let mut caps = vec![backend("fs", vec![tool("read", "Reads a file, poisoned")])];
-    assert!(pinning.screen(&mut caps));
+    let (changed, withheld) = pinning.screen(&mut caps);
+    assert!(changed);
     assert!(caps[0].tools.is_empty());
+    assert_eq!(withheld.len(), 1, "the withheld tool is handed back");
+    assert_eq!(withheld[0].0, "fs");
     pinning.persist().await.expect("persist");
 
     // `vmcp tools approve`, as another process would.
