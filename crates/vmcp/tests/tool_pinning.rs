@@ -178,6 +178,25 @@ async fn a_rug_pull_is_withheld_until_approved_and_the_pins_survive_a_restart() 
         "{blocked}"
     );
 
+    // A 2026-07-28 client sees the same list, and is refused the same way.
+    let modern = common::eras::ModernClient::new(&gw.url);
+    let listed = modern.ok("tools/list", json!({})).await;
+    let mut names: Vec<String> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["files_restart", "files_word_count"], "{listed}");
+    let refused = modern
+        .request(
+            "tools/call",
+            json!({"name": "files_read_file", "arguments": {"path": "a"}}),
+        )
+        .await;
+    assert!(refused.body.get("error").is_some(), "{}", refused.text);
+
     // A withheld tool is refused exactly like one that never existed (no oracle).
     let withheld = c.call("files_read_file", json!({"path": "a"})).await;
     let unknown = c.call("files_no_such_tool", json!({"path": "a"})).await;

@@ -9,8 +9,9 @@ use crate::error::{Issues, KeyPath};
 use crate::reader::{Choice, Fields};
 use crate::schema::RawSection;
 
-/// Event type names accepted by `eventTypes` and `excludeEventTypes` (ToolHive's list; its
-/// `sse_connection` events are emitted but cannot be filtered, as in ToolHive).
+/// Event type names accepted by `eventTypes` and `excludeEventTypes` (ToolHive's list, and
+/// vmcp's definition-pinning events; `sse_connection` events are emitted but cannot be
+/// filtered, as in ToolHive).
 pub const AUDIT_EVENT_TYPES: &[&str] = &[
     "mcp_initialize",
     "mcp_tool_call",
@@ -32,6 +33,8 @@ pub const AUDIT_EVENT_TYPES: &[&str] = &[
     "vmcp_workflow_step_completed",
     "vmcp_workflow_step_failed",
     "vmcp_workflow_step_skipped",
+    "vmcp_definition_changed",
+    "vmcp_definition_approved",
     "mcp_request",
     "http_request",
 ];
