@@ -166,6 +166,8 @@ async fn record_everything() {
     vmcp_telemetry::rate_limit_store_error(true);
     vmcp_telemetry::cache_lookup("capabilities", true);
     vmcp_telemetry::catalog_size("tools", 2);
+    vmcp_telemetry::pin_finding("tools", "changed", true);
+    vmcp_telemetry::pins_pending(1);
     let took = Duration::from_millis(3);
     vmcp_telemetry::workflow_finished("flow", took, false);
     vmcp_telemetry::find_tool_finished(took, Ok((2, 87.5)));
