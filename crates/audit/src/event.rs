@@ -300,21 +300,47 @@ fn push_str(buf: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(buf, s);
 }
 
+/// The fields every line starts with, in ToolHive's key order: time, level, msg, then the
+/// event's id, type, time, outcome and component.
+pub(crate) fn head(
+    out: &mut Obj<'_>,
+    stamp: &str,
+    kind: EventType,
+    outcome: Outcome,
+    component: &str,
+) {
+    out.str("time", stamp);
+    out.str("level", "AUDIT");
+    out.str("msg", "audit_event");
+    out.str("audit_id", &uuid_v4());
+    out.str("type", kind.name());
+    out.str("logged_at", stamp);
+    out.str("outcome", outcome.name());
+    out.str("component", component);
+}
+
+/// A `source` of a local component (`vmcp-composer`, `vmcp-pins`), with no extra fields.
+pub(crate) fn local_source(out: &mut Obj<'_>, value: &str) {
+    let mut source = out.object("source");
+    source.str("type", "local");
+    source.str("value", value);
+    source.object("extra").close();
+    source.close();
+}
+
 /// The line for `e` (newline included).
 pub(crate) fn line(e: &HttpEvent, s: &AuditSettings, scrub: &Scrubber) -> Vec<u8> {
     let redact = scrub.for_caller(e.identity.as_ref().and_then(|i| i.token.as_ref()));
     let stamp = vmcp_proto::time::rfc3339_nanos(SystemTime::now());
     let mut buf = Vec::with_capacity(640);
     let mut out = Obj::open(&mut buf);
-    // ToolHive's key order: time, level, msg, then the event.
-    out.str("time", &stamp);
-    out.str("level", "AUDIT");
-    out.str("msg", "audit_event");
-    out.str("audit_id", &uuid_v4());
-    out.str("type", e.event_type().name());
-    out.str("logged_at", &stamp);
-    out.str("outcome", e.outcome(s.detect_application_errors).name());
-    out.str("component", &s.component);
+    head(
+        &mut out,
+        &stamp,
+        e.event_type(),
+        e.outcome(s.detect_application_errors),
+        &s.component,
+    );
 
     let mut source = out.object("source");
     source.str("type", "network");

@@ -193,11 +193,7 @@ impl Auditor {
         if !self.wants(event.kind) {
             return;
         }
-        let line = workflow::line(event, &self.settings, &self.scrub);
-        match self.sink.try_reserve() {
-            Some(permit) => self.sink.send(permit, line),
-            None => self.sink.count_dropped(),
-        }
+        self.send_unslotted(workflow::line(event, &self.settings, &self.scrub));
     }
 
     /// Writes the line of a definition-pinning event, unless its type is filtered out (best
@@ -206,7 +202,11 @@ impl Auditor {
         if !self.wants(event.kind) {
             return;
         }
-        let line = pins::line(event, &self.settings);
+        self.send_unslotted(pins::line(event, &self.settings));
+    }
+
+    /// Queues a line that holds no reserved slot, or counts it dropped when the queue is full.
+    fn send_unslotted(&self, line: Vec<u8>) {
         match self.sink.try_reserve() {
             Some(permit) => self.sink.send(permit, line),
             None => self.sink.count_dropped(),

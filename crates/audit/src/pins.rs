@@ -6,7 +6,7 @@
 use std::time::SystemTime;
 
 use crate::AuditSettings;
-use crate::event::{EventType, Obj, Outcome, uuid_v4};
+use crate::event::{EventType, Obj, Outcome, head, local_source};
 
 /// One pinning event.
 #[derive(Debug, Clone, Copy)]
@@ -36,25 +36,13 @@ pub(crate) fn line(e: &PinEvent<'_>, s: &AuditSettings) -> Vec<u8> {
     let stamp = vmcp_proto::time::rfc3339_nanos(SystemTime::now());
     let mut buf = Vec::with_capacity(512);
     let mut out = Obj::open(&mut buf);
-    out.str("time", &stamp);
-    out.str("level", "AUDIT");
-    out.str("msg", "audit_event");
-    out.str("audit_id", &uuid_v4());
-    out.str("type", e.kind.name());
-    out.str("logged_at", &stamp);
     let outcome = if e.withheld {
         Outcome::Denied
     } else {
         Outcome::Success
     };
-    out.str("outcome", outcome.name());
-    out.str("component", &s.component);
-
-    let mut source = out.object("source");
-    source.str("type", "local");
-    source.str("value", "vmcp-pins");
-    source.object("extra").close();
-    source.close();
+    head(&mut out, &stamp, e.kind, outcome, &s.component);
+    local_source(&mut out, "vmcp-pins");
 
     let mut subjects = out.object("subjects");
     subjects.str("user", e.approver.unwrap_or("vmcp"));

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 use vmcp_auth::Identity;
 
-use crate::event::{EventType, Obj, Outcome, delegation, subjects, uuid_v4};
+use crate::event::{EventType, Obj, Outcome, delegation, head, local_source, subjects};
 use crate::{AuditSettings, Scrubber};
 
 /// One workflow or step event.
@@ -69,20 +69,8 @@ pub(crate) fn line(e: &WorkflowEvent<'_>, s: &AuditSettings, scrub: &Scrubber) -
     let stamp = vmcp_proto::time::rfc3339_nanos(SystemTime::now());
     let mut buf = Vec::with_capacity(512);
     let mut out = Obj::open(&mut buf);
-    out.str("time", &stamp);
-    out.str("level", "AUDIT");
-    out.str("msg", "audit_event");
-    out.str("audit_id", &uuid_v4());
-    out.str("type", e.kind.name());
-    out.str("logged_at", &stamp);
-    out.str("outcome", e.outcome().name());
-    out.str("component", &s.component);
-
-    let mut source = out.object("source");
-    source.str("type", "local");
-    source.str("value", "vmcp-composer");
-    source.object("extra").close();
-    source.close();
+    head(&mut out, &stamp, e.kind, e.outcome(), &s.component);
+    local_source(&mut out, "vmcp-composer");
 
     subjects(&mut out, e.identity);
 

@@ -50,8 +50,6 @@ pub struct Pinning {
     book: Mutex<PinBook>,
     /// The store's version this book was read from or written as.
     version: Mutex<Option<String>>,
-    /// The latest screening's findings.
-    findings: Mutex<Vec<Finding>>,
     /// Findings already reported (backend, kind, name, fingerprint), so each is logged once.
     reported: Mutex<HashSet<(String, PinKind, String, String)>>,
     observer: Option<std::sync::Arc<dyn PinObserver>>,
@@ -74,7 +72,6 @@ impl Pinning {
             store,
             book: Mutex::new(book),
             version: Mutex::new(version),
-            findings: Mutex::new(Vec::new()),
             reported: Mutex::new(HashSet::new()),
             observer,
         })
@@ -93,11 +90,6 @@ impl Pinning {
     /// A copy of the book as this gateway has it.
     pub fn book(&self) -> PinBook {
         lock(&self.book).clone()
-    }
-
-    /// The latest screening's findings.
-    pub fn findings(&self) -> Vec<Finding> {
-        lock(&self.findings).clone()
     }
 
     /// Screens a discovery's answers (see [`screen`]); reports new findings; returns whether
@@ -133,7 +125,6 @@ impl Pinning {
             }
         }
         vmcp_telemetry::pins_pending(screened.findings.len() as u64);
-        *lock(&self.findings) = screened.findings;
         (screened.changed, screened.withheld_tools)
     }
 

@@ -12,26 +12,13 @@
 mod common;
 
 use common::eras::*;
-use common::{Gateway, http_backend, temp_path};
+use common::{Gateway, PYTHON, http_backend, python_sdk_available, temp_path};
 use serde_json::{Value, json};
 
-const PYTHON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.ci/.venv/bin/python");
 const SERVER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../tests/interop/composite_server.py"
 );
-
-fn python_available() -> bool {
-    if std::path::Path::new(PYTHON).exists() {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "the Python SDK is not installed: run .ci/venv.sh"
-    );
-    eprintln!("note: skipping: the Python SDK is not installed (run .ci/venv.sh)");
-    false
-}
 
 const COMPOSITES: &str = r#"
 compositeTools:
@@ -198,7 +185,7 @@ async fn world() -> Option<World> {
 
 /// The world with `extra` top-level YAML (e.g. `incomingAuth`).
 async fn world_with(extra: &str) -> Option<World> {
-    if !python_available() {
+    if !python_sdk_available() {
         return None;
     }
     let rm = spawn_sdk("rm", BackendEra::Legacy, 0).await;

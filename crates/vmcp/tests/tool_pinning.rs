@@ -14,26 +14,13 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Client, Gateway, eventually, run_cli, temp_path};
+use common::{Client, Gateway, PYTHON, eventually, python_sdk_available, run_cli, temp_path};
 use serde_json::{Value, json};
 
-const PYTHON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.ci/.venv/bin/python");
 const SERVER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../tests/interop/shifty_server.py"
 );
-
-fn python_available() -> bool {
-    if Path::new(PYTHON).exists() {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "the Python SDK is not installed: run .ci/venv.sh"
-    );
-    eprintln!("note: skipping: the Python SDK is not installed (run .ci/venv.sh)");
-    false
-}
 
 const READ_FILE: &str = "Reads a file from the workspace and returns its text";
 const SEND_EMAIL: &str = "Sends an email to one recipient";
@@ -123,15 +110,25 @@ async fn pull(s: &Setup, c: &Client, state: &Value, expected: &[&str]) {
     std::fs::write(&s.state, state.to_string()).unwrap();
     let r = c.call("files_restart", json!({})).await;
     assert_eq!(r["result"]["content"][0]["text"], "restarting", "{r}");
-    let want: Vec<String> = expected.iter().map(|s| (*s).to_owned()).collect();
-    let seen = eventually(Duration::from_secs(20), || {
-        let c = c.clone();
-        let want = want.clone();
-        async move { sorted(c.tool_names().await) == want }
+    let seen = lists_within(c, Duration::from_secs(20), |names| {
+        names
+            .iter()
+            .map(String::as_str)
+            .eq(expected.iter().copied())
     })
     .await;
     let last = sorted(c.tool_names().await);
-    assert!(seen, "listed {last:?}, wanted {want:?}");
+    assert!(seen, "listed {last:?}, wanted {expected:?}");
+}
+
+/// Whether `c`'s sorted tool list satisfies `check` within `within`.
+async fn lists_within(c: &Client, within: Duration, check: impl Fn(&[String]) -> bool) -> bool {
+    let check = &check;
+    eventually(within, || {
+        let c = c.clone();
+        async move { check(&sorted(c.tool_names().await)) }
+    })
+    .await
 }
 
 fn audit_lines(path: &Path, kind: &str) -> Vec<Value> {
@@ -145,7 +142,7 @@ fn audit_lines(path: &Path, kind: &str) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rug_pull_is_withheld_until_approved_and_the_pins_survive_a_restart() {
-    if !python_available() {
+    if !python_sdk_available() {
         return;
     }
     let s = setup_with("enforce", COMPOSITE);
@@ -327,13 +324,8 @@ async fn a_rug_pull_is_withheld_until_approved_and_the_pins_survive_a_restart() 
         "--all",
     ]);
     assert!(status.success(), "{out}{err}");
-    let c2 = c.clone();
     assert!(
-        eventually(Duration::from_secs(15), || {
-            let c = c2.clone();
-            async move { c.tool_names().await.len() == 8 }
-        })
-        .await,
+        lists_within(&c, Duration::from_secs(15), |names| names.len() == 8).await,
         "{:?}",
         c.tool_names().await
     );
@@ -348,7 +340,7 @@ async fn a_rug_pull_is_withheld_until_approved_and_the_pins_survive_a_restart() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn warn_mode_serves_the_change_and_reports_it() {
-    if !python_available() {
+    if !python_sdk_available() {
         return;
     }
     let s = setup("warn");
@@ -394,7 +386,7 @@ async fn warn_mode_serves_the_change_and_reports_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replicas_sharing_redis_agree_on_pins_and_apply_an_approval_together() {
-    if !python_available() {
+    if !python_sdk_available() {
         return;
     }
     let Some(redis) = vmcp_testkit::RedisServer::start() else {
@@ -436,15 +428,9 @@ async fn replicas_sharing_redis_agree_on_pins_and_apply_an_approval_together() {
     ]);
     assert!(status.success(), "{out}{err}");
     for c in [&ca, &cb] {
-        let c2 = c.clone();
         assert!(
-            eventually(Duration::from_secs(15), || {
-                let c = c2.clone();
-                async move {
-                    c.tool_names()
-                        .await
-                        .contains(&"files_send_email".to_owned())
-                }
+            lists_within(c, Duration::from_secs(15), |names| {
+                names.iter().any(|n| n == "files_send_email")
             })
             .await,
             "{:?}",
@@ -472,7 +458,7 @@ fn a_bad_pinning_mode_is_a_config_error() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn pin_records_what_the_backends_serve_now_as_approved() {
-    if !python_available() {
+    if !python_sdk_available() {
         return;
     }
     let s = setup("enforce");

@@ -33,15 +33,6 @@ impl PinKind {
         Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
-    /// The list kind a client re-lists when this kind changes.
-    pub fn list(self) -> &'static str {
-        match self {
-            PinKind::Tool => "tools",
-            PinKind::Prompt => "prompts",
-            PinKind::Template => "resources",
-        }
-    }
-
     /// The fields a model reads, the key first.
     fn fields(self) -> &'static [&'static str] {
         match self {

@@ -17,6 +17,23 @@ pub mod oidc;
 
 pub const JSON_AND_SSE: &str = "application/json, text/event-stream";
 
+/// The Python interpreter of `.ci/.venv`, where `.ci/venv.sh` installs the Python MCP SDK.
+pub const PYTHON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.ci/.venv/bin/python");
+
+/// Whether the Python SDK is installed; outside CI a test without it is skipped with a note,
+/// under CI its absence fails the test.
+pub fn python_sdk_available() -> bool {
+    if Path::new(PYTHON).exists() {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "the Python SDK is not installed: run .ci/venv.sh"
+    );
+    eprintln!("note: skipping: the Python SDK is not installed (run .ci/venv.sh)");
+    false
+}
+
 /// A running gateway process; killed (and reaped) on drop.
 pub struct Gateway {
     pub url: String,
