@@ -10,7 +10,7 @@
 //! dropped with a warning rather than queued in memory without end.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -37,19 +37,38 @@ pub struct Message {
 pub struct Subscription {
     task: tokio::task::JoinHandle<()>,
     up: Arc<AtomicBool>,
+    generation: Arc<AtomicU64>,
 }
 
 impl Subscription {
     /// Subscribes to `channels`, delivering messages to `out` until dropped or `out` closes.
     pub fn start(config: Config, channels: Vec<String>, out: mpsc::Sender<Message>) -> Self {
         let up = Arc::new(AtomicBool::new(false));
-        let task = tokio::spawn(keep_subscribed(config, channels, out, up.clone()));
-        Self { task, up }
+        let generation = Arc::new(AtomicU64::new(0));
+        let seen = Seen {
+            up: up.clone(),
+            generation: generation.clone(),
+        };
+        let task = tokio::spawn(keep_subscribed(config, channels, out, seen));
+        Self {
+            task,
+            up,
+            generation,
+        }
     }
 
     /// Whether the subscription is live right now.
     pub fn is_up(&self) -> bool {
         self.up.load(Ordering::Relaxed)
+    }
+
+    /// While the subscription is live, a number that stays the same exactly as long as no
+    /// message can have been missed: it changes when the subscriber resubscribes and when it
+    /// drops a message. None while it is down. What a consumer learned from the channel at one
+    /// generation is still complete while the generation is unchanged.
+    pub fn generation(&self) -> Option<u64> {
+        let generation = self.generation.load(Ordering::Acquire);
+        self.is_up().then_some(generation)
     }
 }
 
@@ -61,20 +80,33 @@ impl Drop for Subscription {
 
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
+/// What the subscriber tells its owner: whether it is live, and its generation.
+struct Seen {
+    up: Arc<AtomicBool>,
+    generation: Arc<AtomicU64>,
+}
+
+impl Seen {
+    /// Something may have been missed: a new generation starts.
+    fn lost(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
 async fn keep_subscribed(
     config: Config,
     channels: Vec<String>,
     out: mpsc::Sender<Message>,
-    up: Arc<AtomicBool>,
+    seen: Seen,
 ) {
     let mut backoff = Duration::from_millis(100);
     let mut warned = false;
     loop {
-        let reason = match subscribe_once(&config, &channels, &out, &up).await {
+        let reason = match subscribe_once(&config, &channels, &out, &seen).await {
             Ok(()) => return, // the receiver is gone
             Err(reason) => reason,
         };
-        if up.swap(false, Ordering::Relaxed) {
+        if seen.up.swap(false, Ordering::Relaxed) {
             backoff = Duration::from_millis(100);
             warned = false;
         }
@@ -92,7 +124,7 @@ async fn subscribe_once(
     config: &Config,
     channels: &[String],
     out: &mpsc::Sender<Message>,
-    up: &AtomicBool,
+    seen: &Seen,
 ) -> Result<(), String> {
     let (pubsub, budget) = connect::pubsub(config)
         .await
@@ -103,7 +135,9 @@ async fn subscribe_once(
         Ok(Err(e)) => return Err(format!("SUBSCRIBE: {e}")),
         Err(_) => return Err(format!("no SUBSCRIBE answer within {:?}", config.timeout)),
     }
-    up.store(true, Ordering::Relaxed);
+    // Whatever was published while this subscriber was away is lost.
+    seen.lost();
+    seen.up.store(true, Ordering::Relaxed);
     tracing::info!(address = %config.display_address(), "subscribed to Redis channels");
     let mut dropped = 0u64;
     loop {
@@ -118,6 +152,7 @@ async fn subscribe_once(
                     Ok(()) => {}
                     Err(TrySendError::Closed(_)) => return Ok(()),
                     Err(TrySendError::Full(_)) => {
+                        seen.lost();
                         dropped += 1;
                         if dropped.is_power_of_two() {
                             tracing::warn!(address = %config.display_address(), dropped, "Redis messages dropped: their consumer is a whole channel behind");

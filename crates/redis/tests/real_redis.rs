@@ -163,6 +163,7 @@ async fn subscriptions_deliver_and_survive_a_restart() {
     }
     let m = rx.recv().await.unwrap();
     assert_eq!((m.channel.as_str(), &m.payload[..]), ("bus", &b"one"[..]));
+    let before = sub.generation().expect("subscribed, so a generation");
     server.restart();
     let deadline = Instant::now() + Duration::from_secs(10);
     while !published(&client, "two").await {
@@ -175,6 +176,44 @@ async fn subscriptions_deliver_and_survive_a_restart() {
         .unwrap();
     assert_eq!(&m.payload[..], b"two");
     assert!(sub.is_up());
+    let after = sub.generation().expect("subscribed again");
+    assert_ne!(
+        before, after,
+        "messages published during the restart were lost, so the generation must change"
+    );
+}
+
+/// A message the consumer had no room for is dropped, and the generation says so: a consumer
+/// that trusts what it has heard must stop trusting it.
+#[tokio::test]
+async fn a_dropped_message_starts_a_new_generation() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let client = Client::new(config(&server, 1000));
+    let (tx, mut rx) = mpsc::channel(1);
+    let sub = Subscription::start(config(&server, 1000), vec!["bus".into()], tx);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !published(&client, "one").await {
+        assert!(Instant::now() < deadline, "never subscribed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let first = sub.generation().expect("subscribed");
+    // "one" fills the channel; "two" has no room.
+    assert!(published(&client, "two").await);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while sub.generation() == Some(first) {
+        assert!(
+            Instant::now() < deadline,
+            "a dropped message left the generation as it was"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(&rx.recv().await.unwrap().payload[..], b"one");
+    assert!(
+        sub.generation().is_some(),
+        "dropping a message does not take the subscription down"
+    );
 }
 
 /// A subscriber whose Redis stops answering (`CLIENT PAUSE`, as a network path that died

@@ -3,8 +3,11 @@
 //! spread changes, route a client's answer to the replica waiting for it, and end sessions
 //! everywhere.
 //!
-//! The hot path costs one Redis round trip per Legacy request (`GETEX`, which also slides the
-//! TTL); 2026-07-28 requests never touch Redis.
+//! The hot path costs no Redis round trip for a session this replica holds and the store
+//! vouched for recently: a `GETEX` (which also slides the TTL) at most once per
+//! [`vouch_window`] per session, and in between the bus says what ended or changed. Any gap in
+//! the bus (resubscribed, or a message dropped) voids every vouch. 2026-07-28 requests never
+//! touch Redis.
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -35,17 +38,35 @@ pub(crate) async fn resolve(
     id: &str,
     identity: &Identity,
 ) -> Result<Arc<Session>, Response> {
+    // Read before the store is asked, so a message missed during the ask voids this vouch.
+    let generation = shared.bus_generation();
+    if let Some(generation) = generation {
+        let window = vouch_window(state.sessions.ttl);
+        if let Some(session) = state.sessions.get_vouched(id, generation, window) {
+            if session.identity.same_caller(identity) {
+                return Ok(session);
+            }
+            tracing::warn!(session = %short(id), "request on a session by another identity refused");
+            return Err(legacy::session_not_found());
+        }
+    }
     match shared.load(id).await {
         Ok(Some(record)) => {
             if !record.belongs_to(identity) {
                 tracing::warn!(session = %short(id), "request on a session by another identity refused");
                 return Err(legacy::session_not_found());
             }
-            if let Some(session) = state.sessions.get_any(id) {
-                apply(state, &session, &record).await;
-                return Ok(session);
+            let session = match state.sessions.get_any(id) {
+                Some(session) => {
+                    apply(state, &session, &record).await;
+                    session
+                }
+                None => adopt(state, id, &record, identity).await?,
+            };
+            if let Some(generation) = generation {
+                state.sessions.vouch(&session, generation);
             }
-            adopt(state, id, &record, identity).await
+            Ok(session)
         }
         Ok(None) => {
             if let Some(gone) = state.sessions.remove(id) {
@@ -67,6 +88,13 @@ pub(crate) async fn resolve(
             }
         }
     }
+}
+
+/// How long the store's word on a session holds on this replica: a quarter of the session TTL
+/// (so an active session's record is slid well before it expires), at most a minute (so a
+/// record removed behind the gateways' backs, say by `FLUSHDB`, is noticed soon).
+fn vouch_window(ttl: Duration) -> Duration {
+    (ttl / 4).min(Duration::from_secs(60))
 }
 
 /// Rebuilds another replica's session here from its record.
@@ -150,8 +178,14 @@ pub(crate) async fn created(state: &AppState, session: &Session) -> Result<(), R
     let Some(shared) = &state.shared else {
         return Ok(());
     };
+    let generation = shared.bus_generation();
     match shared.create(&session.id, &Record::of(session)).await {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            if let Some(generation) = generation {
+                state.sessions.vouch(session, generation);
+            }
+            Ok(())
+        }
         Err(e) => {
             if let Some(s) = state.sessions.remove(&session.id) {
                 state.gateway.end_session(&s.id).await;

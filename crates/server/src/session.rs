@@ -51,6 +51,9 @@ pub(crate) struct Session {
     catalog: Mutex<Arc<Catalog>>,
     log_level: AtomicU8,
     last_seen_ms: AtomicU64,
+    /// When the shared store last vouched for the session, and the bus generation then
+    /// (`Vouch`); 0: never.
+    vouched: AtomicU64,
     /// Logical clock of the last use, for LRU order (milliseconds tie too easily).
     last_touch: AtomicU64,
     /// The session's resumable SSE streams: its GET stream and its calls' response streams.
@@ -310,6 +313,18 @@ pub struct SessionStore {
     owners: std::collections::hash_map::RandomState,
 }
 
+/// A vouch is one word: the bus generation's low 24 bits, then the store's clock in
+/// milliseconds plus one in 40 bits (34 years; 0 means never vouched).
+const VOUCH_TIME_BITS: u32 = 40;
+const VOUCH_TIME_MASK: u64 = (1 << VOUCH_TIME_BITS) - 1;
+const VOUCH_GENERATION_MASK: u64 = (1 << (64 - VOUCH_TIME_BITS)) - 1;
+
+/// When (store clock, ms) and at which bus generation a vouch was made; None: never.
+fn unpack_vouch(packed: u64) -> Option<(u64, u64)> {
+    let at = packed & VOUCH_TIME_MASK;
+    (at != 0).then(|| (at - 1, packed >> VOUCH_TIME_BITS))
+}
+
 /// A session's identity (issuer and subject) as a hash with a per-process seed: what the
 /// per-identity cap counts.
 type Owner = u64;
@@ -525,6 +540,7 @@ impl SessionStore {
             catalog: Mutex::new(catalog),
             log_level: AtomicU8::new(1),
             last_seen_ms: AtomicU64::new(now),
+            vouched: AtomicU64::new(0),
             last_touch: AtomicU64::new(touch),
             streams: Streams::default(),
             stream_tag: self.stream_tag.clone(),
@@ -559,6 +575,38 @@ impl SessionStore {
             Ordering::Relaxed,
         );
         Some(session)
+    }
+
+    /// The session `id` if the shared store vouched for it less than `window` ago and the bus
+    /// is still at `generation` (so no end or change of it published since can have been
+    /// missed), refreshing its TTL; None: ask the store.
+    pub(crate) fn get_vouched(
+        &self,
+        id: &str,
+        generation: u64,
+        window: Duration,
+    ) -> Option<Arc<Session>> {
+        let session = self.lock().get(id).cloned()?;
+        let (at, vouched_generation) = unpack_vouch(session.vouched.load(Ordering::Relaxed))?;
+        let now = self.now_ms();
+        if vouched_generation != generation & VOUCH_GENERATION_MASK
+            || now.saturating_sub(at) >= window.as_millis() as u64
+        {
+            return None;
+        }
+        session.last_seen_ms.store(now, Ordering::Relaxed);
+        session.last_touch.store(
+            self.clock.fetch_add(1, Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        Some(session)
+    }
+
+    /// Records that the shared store vouched for `session` now, at bus generation `generation`.
+    pub(crate) fn vouch(&self, session: &Session, generation: u64) {
+        let packed = ((generation & VOUCH_GENERATION_MASK) << VOUCH_TIME_BITS)
+            | ((self.now_ms() + 1) & VOUCH_TIME_MASK);
+        session.vouched.store(packed, Ordering::Relaxed);
     }
 
     /// The session `id` whatever its local idle time (the shared store vouched for it),

@@ -221,6 +221,12 @@ impl SharedSessions {
         self.client.is_up() && self.subscription.is_up()
     }
 
+    /// The bus's generation while it is live (see [`vmcp_redis::Subscription::generation`]):
+    /// unchanged means no `Ended` or `Changed` message can have been missed since.
+    pub(crate) fn bus_generation(&self) -> Option<u64> {
+        self.subscription.generation()
+    }
+
     fn key(&self, id: &str) -> String {
         format!("{}{id}", self.prefix)
     }

@@ -377,16 +377,29 @@ async fn sessions_calls_changes_and_elicitation_across_three_replicas() {
         assert_eq!(r["content"][0]["text"], format!("m{i}"), "{r}");
     }
 
-    // DELETE on one replica ends the session on all of them.
+    // DELETE on one replica ends the session on all of them: the others hear it on the bus
+    // (they no longer ask Redis on every request), within moments.
     assert_eq!(c.delete().await, 200);
     for r in &replicas {
-        let a = direct(r)
-            .post_raw(
-                Some(session.clone()),
-                json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
-            )
-            .await;
-        assert_eq!(a.status, 404, "{}", a.text);
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        loop {
+            let a = direct(r)
+                .post_raw(
+                    Some(session.clone()),
+                    json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
+                )
+                .await;
+            if a.status == 404 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "a replica still serves a deleted session: {} {}",
+                a.status,
+                a.text
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
     assert_eq!(redis.cli(&["EXISTS", &key]).trim(), "0");
 }
@@ -888,6 +901,59 @@ async fn redis_down_at_startup_then_slow() {
     // A PING of our own is answered when the pause ends.
     tokio::task::block_in_place(|| redis.cli(&["PING"]));
     echo_many(&c.at(&b.url), "after-stall", 2).await;
+}
+
+/// A replica that holds a session and heard nothing on the bus about it serves it without
+/// asking Redis: 30 calls cost no `GETEX` (the store vouched for the session when it was
+/// created, or on its first call). Deleting it on the other replica still reaches this one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_vouched_session_costs_no_round_trip_until_the_bus_says_otherwise() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (notes, _n) = fixture("notes").await;
+    let yaml = shared_config("vouch", &redis, &notes, "");
+    let a = Gateway::start(&yaml);
+    let b = Gateway::start(&yaml);
+    let c = Client::connect(&a.url).await;
+    // One call first: it asks Redis only if the bus was not yet subscribed at initialize.
+    echo_many(&c, "first", 1).await;
+    let getex_before = command_calls(&redis, "getex");
+    echo_many(&c, "vouched", 30).await;
+    assert_eq!(
+        command_calls(&redis, "getex"),
+        getex_before,
+        "calls on a vouched session asked Redis"
+    );
+    // The other replica has never seen it: it asks once, adopts it, then serves it alone too.
+    echo_many(&c.at(&b.url), "adopted", 5).await;
+    assert_eq!(command_calls(&redis, "getex"), getex_before + 1);
+    assert_eq!(c.at(&b.url).delete().await, 200);
+    let list = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"});
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        let answer = c.post_raw(c.session.clone(), list.clone()).await;
+        if answer.status == 404 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replica that vouched for it still serves a deleted session: {}",
+            answer.status
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// How many times Redis ran `command` (`INFO commandstats`).
+fn command_calls(redis: &RedisServer, command: &str) -> u64 {
+    let info = redis.cli(&["INFO", "commandstats"]);
+    let prefix = format!("cmdstat_{command}:calls=");
+    info.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// Expiry: an idle session's record expires in Redis after the session TTL, and every replica
