@@ -7,6 +7,7 @@
 //! `server/discover` draw from the shared and the caller's bucket too ([`RateLimiter::request`]).
 //! This module does not know where requests come from: the gateway and the edges call it.
 
+mod lease;
 mod memory;
 mod redis;
 #[cfg(test)]

@@ -6,7 +6,9 @@
 //! * tool buckets, per-user buckets (two OIDC users; anonymous callers share one bucket), and a
 //!   rejection taking no token from the buckets that still had one;
 //! * lists and `server/discover` draw from the shared bucket on both revisions;
-//! * concurrent clients on both revisions against one bucket get exactly its size in successes.
+//! * concurrent clients on both revisions against one bucket get exactly its size in successes;
+//! * with the buckets in Redis, two replicas together: exactly a slow bucket's size, and never
+//!   more than a busy bucket allows although each replica leases tokens ahead of need.
 
 #![allow(clippy::unwrap_used)] // Test helpers: a panic is the failure report.
 
@@ -225,6 +227,95 @@ async fn concurrent_clients_get_exactly_max_tokens_successes() {
         successes += usize::from(t.await.unwrap());
     }
     assert_eq!(successes, MAX);
+}
+
+/// Two replicas drawing concurrently from one bucket in Redis; how many calls each admitted.
+async fn admitted_by_two_replicas(
+    redis: &vmcp_testkit::RedisServer,
+    limit: &str,
+    calls_per_replica: usize,
+) -> usize {
+    let yaml = format!(
+        "{}sessionStorage:\n  provider: redis\n  address: {}\n",
+        config(&format!(
+            "  tools:\n    - name: notes_echo\n      shared: {limit}\n"
+        )),
+        redis.address()
+    );
+    let (a, b) = (Gateway::start(&yaml), Gateway::start(&yaml));
+    let clients = [
+        Arc::new(ModernClient::new(&a.url)),
+        Arc::new(ModernClient::new(&b.url)),
+    ];
+    let mut tasks = Vec::new();
+    for worker in 0..8 {
+        let m = clients[worker % 2].clone();
+        tasks.push(tokio::spawn(async move {
+            let mut admitted = 0;
+            for i in 0..calls_per_replica / 4 {
+                let a = m
+                    .request("tools/call", echo(&format!("{worker}/{i}")))
+                    .await;
+                admitted += usize::from(a.body.get("error").is_none());
+            }
+            admitted
+        }));
+    }
+    let mut admitted = 0;
+    for t in tasks {
+        admitted += t.await.unwrap();
+    }
+    admitted
+}
+
+/// A slow bucket (7 an hour) is drawn token by token: two replicas admit exactly 7.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_replicas_share_a_slow_bucket_exactly() {
+    let Some(redis) = vmcp_testkit::RedisServer::start() else {
+        return;
+    };
+    let admitted = admitted_by_two_replicas(&redis, "{maxTokens: 7, refillPeriod: 1h}", 40).await;
+    assert_eq!(admitted, 7);
+}
+
+/// A busy bucket is leased: Redis runs the script far fewer times than calls are admitted, and two
+/// replicas never admit more than the bucket held plus what it refilled meanwhile.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_replicas_lease_a_busy_bucket_and_never_overdraw_it() {
+    let Some(redis) = vmcp_testkit::RedisServer::start() else {
+        return;
+    };
+    let evals = |redis: &vmcp_testkit::RedisServer| {
+        let info = redis.cli(&["INFO", "commandstats"]);
+        info.lines()
+            .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(0)
+    };
+    // 4000 tokens refilled over 100 s: 40 a second, so one lease holds at most 2, and the
+    // bucket barely refills during the test; 600 calls fit.
+    let admitted =
+        admitted_by_two_replicas(&redis, "{maxTokens: 4000, refillPeriod: 100s}", 300).await;
+    assert_eq!(admitted, 600, "a bucket with room refused calls");
+    let runs = evals(&redis);
+    assert!(
+        runs < admitted,
+        "{runs} script runs for {admitted} calls: nothing was leased"
+    );
+    // Now a small busy bucket: 64 tokens, 640 a second. Each replica leases up to 4 at once.
+    // Over the run the bucket can give at most 64 plus 640 per second elapsed.
+    redis.cli(&["FLUSHALL"]);
+    let started = std::time::Instant::now();
+    let admitted =
+        admitted_by_two_replicas(&redis, "{maxTokens: 64, refillPeriod: 100ms}", 2000).await;
+    let elapsed = started.elapsed().as_secs_f64();
+    let bound = 64.0 + 640.0 * elapsed;
+    assert!(
+        (admitted as f64) <= bound,
+        "{admitted} admitted, more than the bucket can give ({bound:.0}) in {elapsed:.2} s"
+    );
+    assert!(admitted > 0);
 }
 
 mod rmcp_peer {
