@@ -38,8 +38,10 @@ pub(crate) async fn resolve(
     id: &str,
     identity: &Identity,
 ) -> Result<Arc<Session>, Response> {
-    // Read before the store is asked, so a message missed during the ask voids this vouch.
+    // Read before the store is asked, so a message missed or heard during the ask voids the
+    // vouch it would give.
     let generation = shared.bus_generation();
+    let heard = shared.heard();
     if let Some(generation) = generation {
         let window = vouch_window(state.sessions.ttl);
         if let Some(session) = state.sessions.get_vouched(id, generation, window) {
@@ -63,7 +65,12 @@ pub(crate) async fn resolve(
                 }
                 None => adopt(state, id, &record, identity).await?,
             };
-            if let Some(generation) = generation {
+            // An end or change heard meanwhile may postdate the record read (a session ended
+            // elsewhere would be adopted again here): the next request asks again.
+            if let Some(generation) = generation
+                && shared.heard() == heard
+                && shared.bus_generation() == Some(generation)
+            {
                 state.sessions.vouch(&session, generation);
             }
             Ok(session)
@@ -252,6 +259,12 @@ pub(crate) async fn bus_loop(state: Weak<AppState>, mut rx: mpsc::Receiver<vmcp_
         let Some(message) = shared.decode(&message.payload) else {
             continue;
         };
+        if matches!(
+            message,
+            BusMessage::Ended { .. } | BusMessage::Changed { .. }
+        ) {
+            shared.hear();
+        }
         match message {
             BusMessage::Ended { session } => {
                 if let Some(s) = state.sessions.remove(&session) {

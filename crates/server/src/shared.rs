@@ -182,6 +182,9 @@ pub struct SharedSessions {
     subscription: Subscription,
     /// SSE streams resumed across replicas over the bus.
     pub(crate) streams: RemoteStreams,
+    /// How many `Ended`/`Changed` messages this replica has acted on: a read of the store that
+    /// overlapped one of them may be stale, so it vouches for nothing.
+    heard: std::sync::atomic::AtomicU64,
 }
 
 impl SharedSessions {
@@ -207,6 +210,7 @@ impl SharedSessions {
             channel,
             subscription,
             streams: RemoteStreams::default(),
+            heard: std::sync::atomic::AtomicU64::new(0),
         };
         (shared, rx)
     }
@@ -225,6 +229,16 @@ impl SharedSessions {
     /// unchanged means no `Ended` or `Changed` message can have been missed since.
     pub(crate) fn bus_generation(&self) -> Option<u64> {
         self.subscription.generation()
+    }
+
+    /// How many session ends and changes this replica has heard of (see `heard`).
+    pub(crate) fn heard(&self) -> u64 {
+        self.heard.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// A session end or change is about to be acted on.
+    pub(crate) fn hear(&self) {
+        self.heard.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
     fn key(&self, id: &str) -> String {
