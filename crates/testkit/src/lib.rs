@@ -47,7 +47,7 @@ pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use protocol::METHOD_LOG_ENV;
 pub use redis_server::RedisServer;
 pub use redis_tls::{ClientCerts, RedisTlsServer};
-pub use spawn::{FixtureProcess, fixture_bin};
+pub use spawn::{FixtureProcess, fixture_bin, workspace_bin};
 pub use sse::serve_sse_in_process;
 
 /// What one fixture server offers and how its http transport behaves.

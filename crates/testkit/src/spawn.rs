@@ -27,10 +27,18 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// If the current executable is not inside a Cargo target directory, or the build fails.
 pub fn fixture_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(build_fixture_bin).clone()
+    BIN.get_or_init(|| workspace_bin("vmcp-testkit", "vmcp-fixture"))
+        .clone()
 }
 
-fn build_fixture_bin() -> PathBuf {
+/// Path of binary `bin` of workspace package `package`, built now (as [`fixture_bin`] builds
+/// the fixture: the running executable's profile and target directory). Cargo makes a second
+/// call cheap, but callers needing it often should keep the path.
+///
+/// # Panics
+///
+/// If the current executable is not inside a Cargo target directory, or the build fails.
+pub fn workspace_bin(package: &str, bin: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("vmcp-testkit: current_exe");
     let profile_dir = profile_dir(&exe).unwrap_or_else(|| {
         panic!(
@@ -42,14 +50,7 @@ fn build_fixture_bin() -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let mut build = Command::new(cargo);
     build
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "vmcp-testkit",
-            "--bin",
-            "vmcp-fixture",
-        ])
+        .args(["build", "--quiet", "-p", package, "--bin", bin])
         .arg("--manifest-path")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
         .arg("--target-dir")
@@ -63,23 +64,24 @@ fn build_fixture_bin() -> PathBuf {
             build.args(["--profile", custom]);
         }
     }
-    let output = build.stdin(Stdio::null()).output().unwrap_or_else(|err| {
-        panic!("vmcp-testkit: could not run cargo to build vmcp-fixture: {err}")
-    });
+    let output = build
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|err| panic!("vmcp-testkit: could not run cargo to build {bin}: {err}"));
     if !output.status.success() {
         panic!(
-            "vmcp-testkit: `cargo build -p vmcp-testkit --bin vmcp-fixture` failed ({}):\n{}",
+            "vmcp-testkit: `cargo build -p {package} --bin {bin}` failed ({}):\n{}",
             output.status,
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    let bin = profile_dir.join(format!("vmcp-fixture{}", std::env::consts::EXE_SUFFIX));
+    let path = profile_dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
     assert!(
-        bin.is_file(),
-        "vmcp-testkit: built vmcp-fixture but {} is missing",
-        bin.display()
+        path.is_file(),
+        "vmcp-testkit: built {bin} but {} is missing",
+        path.display()
     );
-    bin
+    path
 }
 
 /// `target/<profile>` for an executable in it or in its `deps/` or `examples/`.
