@@ -569,11 +569,7 @@ impl SessionStore {
         if now.saturating_sub(last) > self.ttl.as_millis() as u64 {
             return None;
         }
-        session.last_seen_ms.store(now, Ordering::Relaxed);
-        session.last_touch.store(
-            self.clock.fetch_add(1, Ordering::Relaxed),
-            Ordering::Relaxed,
-        );
+        self.touch(&session, now);
         Some(session)
     }
 
@@ -594,11 +590,7 @@ impl SessionStore {
         {
             return None;
         }
-        session.last_seen_ms.store(now, Ordering::Relaxed);
-        session.last_touch.store(
-            self.clock.fetch_add(1, Ordering::Relaxed),
-            Ordering::Relaxed,
-        );
+        self.touch(&session, now);
         Some(session)
     }
 
@@ -613,12 +605,17 @@ impl SessionStore {
     /// refreshing its TTL.
     pub(crate) fn get_any(&self, id: &str) -> Option<Arc<Session>> {
         let session = self.lock().get(id).cloned()?;
-        session.last_seen_ms.store(self.now_ms(), Ordering::Relaxed);
+        self.touch(&session, self.now_ms());
+        Some(session)
+    }
+
+    /// A use of `session` at `now`: it slides its TTL and moves it last in LRU order.
+    fn touch(&self, session: &Session, now: u64) {
+        session.last_seen_ms.store(now, Ordering::Relaxed);
         session.last_touch.store(
             self.clock.fetch_add(1, Ordering::Relaxed),
             Ordering::Relaxed,
         );
-        Some(session)
     }
 
     /// Sessions idle past the TTL here that hold a GET stream (with shared sessions, they may

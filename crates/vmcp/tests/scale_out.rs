@@ -381,25 +381,7 @@ async fn sessions_calls_changes_and_elicitation_across_three_replicas() {
     // (they no longer ask Redis on every request), within moments.
     assert_eq!(c.delete().await, 200);
     for r in &replicas {
-        let deadline = std::time::Instant::now() + Duration::from_secs(3);
-        loop {
-            let a = direct(r)
-                .post_raw(
-                    Some(session.clone()),
-                    json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
-                )
-                .await;
-            if a.status == 404 {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "a replica still serves a deleted session: {} {}",
-                a.status,
-                a.text
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_until_ended(&direct(r), &session).await;
     }
     assert_eq!(redis.cli(&["EXISTS", &key]).trim(), "0");
 }
@@ -929,17 +911,24 @@ async fn a_vouched_session_costs_no_round_trip_until_the_bus_says_otherwise() {
     echo_many(&c.at(&b.url), "adopted", 5).await;
     assert_eq!(command_calls(&redis, "getex"), getex_before + 1);
     assert_eq!(c.at(&b.url).delete().await, 200);
-    let list = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"});
+    wait_until_ended(&c, c.session.as_ref().unwrap()).await;
+}
+
+/// Waits (at most 3 s) until the replica `c` talks to answers 404 for `session`: a session
+/// deleted on another replica ends here when the bus says so.
+async fn wait_until_ended(c: &Client, session: &str) {
+    let list = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"});
     let deadline = std::time::Instant::now() + Duration::from_secs(3);
     loop {
-        let answer = c.post_raw(c.session.clone(), list.clone()).await;
+        let answer = c.post_raw(Some(session.to_owned()), list.clone()).await;
         if answer.status == 404 {
-            break;
+            return;
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "the replica that vouched for it still serves a deleted session: {}",
-            answer.status
+            "a replica still serves a deleted session: {} {}",
+            answer.status,
+            answer.text
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
